@@ -1,0 +1,67 @@
+"""The course's figure style: readable on the theme's light *and* dark pages.
+
+Figures get an opaque white background with dark ink, so they read the same in
+both modes (a transparent figure with black text vanishes on a dark page).
+Colours come from a colour-blind-safe palette (Okabe & Ito).
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib as mpl
+
+__all__ = ["COLORS", "use_course_style", "figure_bytes", "METHOD_COLORS"]
+
+#: Okabe-Ito colour-blind-safe palette.
+COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
+          "#000000"]
+
+#: One fixed colour per position method, so every chapter draws a method the same way.
+METHOD_COLORS = {
+    "none": "#000000",
+    "sinusoidal": "#0072B2",
+    "learned": "#56B4E9",
+    "rope": "#D55E00",
+    "alibi": "#009E73",
+    "t5": "#CC79A7",
+    "shaw": "#E69F00",
+}
+
+COURSE_RC = {
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "savefig.transparent": False,
+    "axes.edgecolor": "#333333",
+    "axes.labelcolor": "#222222",
+    "text.color": "#222222",
+    "xtick.color": "#333333",
+    "ytick.color": "#333333",
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": mpl.cycler(color=COLORS),
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "figure.dpi": 90,
+    "savefig.dpi": 90,
+    "savefig.bbox": "tight",
+    "image.cmap": "RdBu_r",
+}
+
+
+def use_course_style() -> None:
+    """Apply the course style to every later matplotlib figure (call once per notebook)."""
+    mpl.rcParams.update(COURSE_RC)
+
+
+def figure_bytes(fig, fmt: str = "png", dpi: float | None = None) -> bytes:
+    """Render ``fig`` to image bytes (``fmt`` is ``"png"`` or ``"webp"``)."""
+    buf = io.BytesIO()
+    kwargs = {"lossless": True, "quality": 100, "method": 6} if fmt == "webp" else {
+        "optimize": True}
+    fig.savefig(buf, format=fmt, dpi=dpi, pil_kwargs=kwargs)
+    return buf.getvalue()

@@ -1,0 +1,133 @@
+"""Slider figures that work with no kernel: on the static site and in Jupyter alike.
+
+An ``interact`` slider needs a running kernel; on the published site it moves but
+the figure stays put. Instead, :func:`slider_figure` draws the figure once for
+every combination of slider values, puts the frames in nested
+``ipywidgets.Stack`` s and links each slider's ``index`` to its Stacks'
+``selected_index`` with ``jslink``. The link runs in the browser, so the page
+switches frames with no Python behind it -- the same in live Jupyter.
+
+Each frame is an ``<img>`` whose ``alt`` text names the values it shows
+(``"PE heatmap: d_model=64, base=10000"``); the browser tests read it to check
+that the figure matches the slider.
+
+Example::
+
+    slider_figure(draw_heatmap, {"d_model": [16, 32, 64], "base": [100, 10000]},
+                  title="PE heatmap")
+
+with ``draw_heatmap(fig, d_model, base)`` drawing into a fresh figure.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+
+import matplotlib.pyplot as plt
+
+from .plotting import COURSE_RC, figure_bytes
+
+__all__ = ["slider_figure", "format_value", "log_steps"]
+
+MAX_FRAMES = 120  # ~20-50 KB a frame keeps a page well under the 3 MB budget
+
+
+def format_value(value) -> str:
+    """Short, exact label for a slider value: 10000 -> ``"10000"``, 0.5 -> ``"0.5"``."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def log_steps(low: float, high: float, per_decade: int = 1) -> list[float]:
+    """Values ``low .. high`` evenly spaced on a log scale, ``per_decade`` per factor 10.
+
+    ``log_steps(10, 1e6)`` gives ``[10, 100, ..., 1e6]``; with ``per_decade=2``
+    the half-decades (rounded to 2 significant digits, e.g. 32, 320) join them.
+    """
+    import math
+
+    if not (low > 0 and high > low):
+        raise ValueError(f"need 0 < low < high, got low={low}, high={high}")
+    n = round(math.log10(high / low) * per_decade)
+    out = []
+    for k in range(n + 1):
+        v = low * 10 ** (k / per_decade)
+        out.append(float(f"{v:.2g}") if k % per_decade else float(round(v)))
+    return out
+
+
+def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str,
+                  initial: Mapping[str, object] | None = None,
+                  figsize: tuple[float, float] = (6.4, 3.0), dpi: float = 72,
+                  fmt: str = "png", labels: Mapping[str, str] | None = None):
+    """Pre-render ``draw`` for every combination of ``sliders`` values; return a widget.
+
+    ``draw(fig, **values)`` draws on a fresh ``figure(figsize=figsize)``; the slider
+    names are its keyword arguments. ``initial`` picks the starting value of each
+    slider (default: its middle value). ``labels`` gives a slider a friendlier
+    description than its argument name. ``fmt`` is ``"png"`` or ``"webp"``.
+
+    Returns an ``ipywidgets.VBox``: the sliders on top, then the frames; its
+    ``links`` attribute lists the ``jslink`` s (slider index -> Stack).
+    """
+    import ipywidgets as widgets
+
+    if not isinstance(title, str) or not title:
+        raise ValueError("title must be a non-empty string (it is the frames' alt text)")
+    if not sliders:
+        raise ValueError("sliders must name at least one parameter and its values")
+    names = list(sliders)
+    values = {name: list(sliders[name]) for name in names}
+    for name, vals in values.items():
+        if len(vals) < 2:
+            raise ValueError(f"slider {name!r} needs at least 2 values, got {vals!r}")
+    total = 1
+    for vals in values.values():
+        total *= len(vals)
+    if total > MAX_FRAMES:
+        raise ValueError(f"{total} frames is more than MAX_FRAMES={MAX_FRAMES}; use fewer values")
+    initial = dict(initial or {})
+    for name in initial:
+        if name not in values:
+            raise ValueError(f"initial names unknown slider {name!r}; sliders are {names}")
+    start = {name: values[name].index(initial[name]) if name in initial
+             else (len(values[name]) - 1) // 2 for name in names}
+    labels = dict(labels or {})
+
+    frames = {}
+    with plt.rc_context(COURSE_RC):
+        for combo in itertools.product(*(range(len(values[n])) for n in names)):
+            params = {n: values[n][i] for n, i in zip(names, combo, strict=True)}
+            fig = plt.figure(figsize=figsize)
+            draw(fig, **params)
+            data = base64.b64encode(figure_bytes(fig, fmt, dpi)).decode("ascii")
+            plt.close(fig)
+            alt = html.escape(f"{title}: " + ", ".join(
+                f"{n}={format_value(v)}" for n, v in params.items()), quote=True)
+            frames[combo] = widgets.HTML(
+                f'<img class="posenc-frame" src="data:image/{fmt};base64,{data}" '
+                f'alt="{alt}" title="{alt}" style="max-width:100%;height:auto">')
+
+    controls = [widgets.SelectionSlider(
+        options=[format_value(v) for v in values[n]], index=start[n],
+        description=labels.get(n, n), continuous_update=True,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="min(100%, 32em)")) for n in names]
+
+    def build(level: int, prefix: tuple):
+        """Stack for slider ``level``; its children are the next level's Stacks."""
+        if level == len(names):
+            return frames[prefix]
+        children = [build(level + 1, prefix + (i,)) for i in range(len(values[names[level]]))]
+        stack = widgets.Stack(children=children, selected_index=start[names[level]])
+        links.append(widgets.jslink((controls[level], "index"), (stack, "selected_index")))
+        return stack
+
+    links = []
+    box = widgets.VBox([*controls, build(0, ())], layout=widgets.Layout(align_items="flex-start"))
+    box.links = links
+    return box

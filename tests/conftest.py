@@ -1,0 +1,15 @@
+import os
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import settings
+
+settings.register_profile("course", max_examples=60, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "course"))
+torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)

@@ -1,0 +1,92 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc.alibi import alibi_bias, alibi_slopes
+
+
+def official_get_slopes(n):
+    """The ALiBi repository's get_slopes, transcribed."""
+    def get_slopes_power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        ratio = start
+        return [start * ratio**i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return (get_slopes_power_of_2(closest)
+            + official_get_slopes(2 * closest)[0::2][: n - closest])
+
+
+def test_eight_heads():
+    np.testing.assert_allclose(alibi_slopes(8), [1 / 2**k for k in range(1, 9)])
+
+
+def test_sixteen_heads_start_at_one_over_sqrt_two():
+    s = alibi_slopes(16)
+    assert s[0] == pytest.approx(2 ** -0.5) and s[-1] == pytest.approx(2**-8)
+
+
+@pytest.mark.parametrize("n", list(range(1, 65)) + [80, 96, 112, 128])
+def test_matches_official_rule(n):
+    np.testing.assert_allclose(alibi_slopes(n), official_get_slopes(n), rtol=1e-15)
+
+
+def test_non_power_of_two_rule_by_hand():
+    # 12 heads: the 8-head slopes, then 1st, 3rd, 5th, 7th of the 16-head sequence
+    sixteen = [2 ** (-k / 2) for k in range(1, 17)]
+    expected = [2**-k for k in range(1, 9)] + sixteen[0:8:2]
+    np.testing.assert_allclose(alibi_slopes(12), expected)
+
+
+@given(h=st.integers(1, 16), q=st.integers(1, 20), extra=st.integers(0, 10))
+def test_bias_shape_and_causal_structure(h, q, extra):
+    k = q + extra
+    b = alibi_bias(h, q, k)
+    assert b.shape == (h, q, k)
+    slopes = alibi_slopes(h)
+    for i in range(q):
+        qpos = extra + i
+        for j in range(k):
+            if j > qpos:
+                assert np.all(np.isneginf(b[:, i, j]))
+            else:
+                np.testing.assert_allclose(b[:, i, j], -slopes * (qpos - j))
+    sym = alibi_bias(h, q, k, causal=False)
+    assert np.all(np.isfinite(sym)) and np.all(sym <= 0)
+    np.testing.assert_allclose(sym[:, :, : extra + 1], b[:, :, : extra + 1])
+
+
+def test_symmetric_is_symmetric():
+    s = alibi_bias(4, 9, causal=False)
+    np.testing.assert_allclose(s, np.swapaxes(s, 1, 2))
+
+
+def test_official_plus_m_j_form_is_equal_after_softmax():
+    # the official code adds +m*j (a per-row constant away from -m*(i-j))
+    h, n = 4, 12
+    ours = torch.from_numpy(alibi_bias(h, n))
+    slopes = torch.from_numpy(alibi_slopes(h))
+    official = slopes[:, None, None] * torch.arange(n)[None, None, :].double()
+    official = official + torch.full((n, n), float("-inf"), dtype=torch.float64).triu(1)
+    torch.testing.assert_close(F.softmax(ours, -1), F.softmax(official, -1))
+
+
+def test_bad_input():
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="num_heads"):
+            alibi_slopes(bad)
+    with pytest.raises(TypeError, match="num_heads"):
+        alibi_slopes(2.0)
+    with pytest.raises(ValueError, match="query_length"):
+        alibi_bias(4, 0)
+    with pytest.raises(ValueError, match="key_length"):
+        alibi_bias(4, 5, 3)
+    with pytest.raises(TypeError, match="causal"):
+        alibi_bias(4, 5, causal="yes")

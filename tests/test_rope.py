@@ -1,0 +1,200 @@
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc.rope import (
+    apply_rope,
+    apply_rope_complex,
+    interleaved_to_half,
+    rope_angles,
+    rope_frequencies,
+    rope_relative_upper_bound,
+    rope_rotation_matrix,
+)
+
+head_dims = st.integers(1, 32).map(lambda h: 2 * h)
+bases = st.floats(2.0, 1e6)
+
+
+# --- independent references -------------------------------------------------------------
+
+def meta_llama_reference(x: torch.Tensor, base=10000.0):
+    """Meta llama's precompute_freqs_cis / apply_rotary_emb, transcribed (interleaved)."""
+    seq, dim = x.shape[-2], x.shape[-1]
+    freqs = 1.0 / (base ** (torch.arange(0, dim, 2)[: dim // 2].double() / dim))
+    t = torch.arange(seq, dtype=torch.float64)
+    freqs_cis = torch.polar(torch.ones(seq, dim // 2, dtype=torch.float64), torch.outer(t, freqs))
+    xc = torch.view_as_complex(x.double().reshape(*x.shape[:-1], -1, 2))
+    return torch.view_as_real(xc * freqs_cis).flatten(-2)
+
+
+def hf_rotate_half_reference(x: torch.Tensor, base=10000.0):
+    """Hugging Face's rotate_half / apply_rotary_pos_emb, transcribed (half layout)."""
+    seq, dim = x.shape[-2], x.shape[-1]
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).double() / dim))
+    freqs = torch.outer(torch.arange(seq, dtype=torch.float64), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    x = x.double()
+    x1, x2 = x[..., : dim // 2], x[..., dim // 2:]
+    rotated = torch.cat((-x2, x1), dim=-1)
+    return x * emb.cos() + rotated * emb.sin()
+
+
+def test_matches_meta_llama(rng):
+    x = rng.standard_normal((2, 3, 17, 64))
+    ours = apply_rope(torch.from_numpy(x), layout="interleaved")
+    torch.testing.assert_close(ours, meta_llama_reference(torch.from_numpy(x)))
+
+
+def test_matches_hugging_face(rng):
+    x = rng.standard_normal((2, 3, 17, 64))
+    ours = apply_rope(torch.from_numpy(x), layout="half", base=500000.0)
+    torch.testing.assert_close(ours, hf_rotate_half_reference(torch.from_numpy(x), 500000.0))
+
+
+def test_frequencies_values():
+    np.testing.assert_allclose(rope_frequencies(8, 10000.0), [1, 0.1, 0.01, 0.001])
+    assert rope_frequencies(128).shape == (64,)
+
+
+# --- properties -------------------------------------------------------------------------
+
+@given(d=head_dims, m=st.integers(-5000, 5000), n=st.integers(-5000, 5000),
+       shift=st.integers(-5000, 5000), base=bases, seed=st.integers(0, 2**16),
+       layout=st.sampled_from(["interleaved", "half"]))
+def test_score_depends_only_on_relative_position(d, m, n, shift, base, seed, layout):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2, 1, d))
+    score = (apply_rope(q, [m], base=base, layout=layout)
+             @ apply_rope(k, [n], base=base, layout=layout).T)
+    moved = (apply_rope(q, [m + shift], base=base, layout=layout)
+             @ apply_rope(k, [n + shift], base=base, layout=layout).T)
+    at_origin = q @ apply_rope(k, [n - m], base=base, layout=layout).T
+    np.testing.assert_allclose(score, moved, atol=1e-9)
+    np.testing.assert_allclose(score, at_origin, atol=1e-9)
+
+
+@given(d=head_dims, seed=st.integers(0, 2**16), base=bases,
+       layout=st.sampled_from(["interleaved", "half"]))
+def test_preserves_norms(d, seed, base, layout):
+    x = np.random.default_rng(seed).standard_normal((4, 40, d))
+    y = apply_rope(x, base=base, layout=layout)
+    np.testing.assert_allclose(np.linalg.norm(y, axis=-1), np.linalg.norm(x, axis=-1))
+
+
+@given(d=head_dims, seed=st.integers(0, 2**16), base=bases)
+def test_complex_real_and_matrix_forms_agree(d, seed, base):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((30, d))
+    real = apply_rope(x, base=base)
+    np.testing.assert_allclose(apply_rope_complex(x, base=base), real, atol=1e-12)
+    # an independent complex form, written here from the definition
+    z = (x[:, 0::2] + 1j * x[:, 1::2]) * np.exp(
+        1j * np.arange(30)[:, None] * base ** (-np.arange(0, d, 2) / d))
+    np.testing.assert_allclose(np.stack([z.real, z.imag], -1).reshape(30, d), real, atol=1e-12)
+    for layout in ("interleaved", "half"):
+        by_matrix = np.stack([rope_rotation_matrix(m, d, base, layout=layout) @ x[m]
+                              for m in range(30)])
+        np.testing.assert_allclose(by_matrix, apply_rope(x, base=base, layout=layout),
+                                   atol=1e-12)
+
+
+def test_rotation_matrix_is_orthogonal_and_composes():
+    r3, r5 = rope_rotation_matrix(3, 16), rope_rotation_matrix(5, 16)
+    np.testing.assert_allclose(r3.T @ r3, np.eye(16), atol=1e-12)
+    np.testing.assert_allclose(r3.T @ r5, rope_rotation_matrix(2, 16), atol=1e-12)
+    # one 2x2 block, written out
+    t = 3 * 10000.0 ** (-2 / 16)
+    np.testing.assert_allclose(r3[2:4, 2:4], [[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+
+
+@given(d=head_dims, seed=st.integers(0, 2**16))
+def test_layouts_equal_up_to_fixed_permutation(d, seed):
+    x = np.random.default_rng(seed).standard_normal((3, 25, d))
+    perm = interleaved_to_half(d)
+    assert sorted(perm) == list(range(d))
+    np.testing.assert_allclose(apply_rope(x[..., perm], layout="half"),
+                               apply_rope(x)[..., perm], atol=1e-12)
+    if d > 2:  # and they really are different layouts
+        assert not np.allclose(apply_rope(x, layout="half"), apply_rope(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_numpy_equals_torch(dtype, layout, rng):
+    x = rng.standard_normal((2, 4, 33, 16))
+    xt = torch.from_numpy(x).to(dtype)
+    out = apply_rope(xt, layout=layout)
+    assert isinstance(out, torch.Tensor) and out.dtype == dtype and out.shape == xt.shape
+    expected = apply_rope(xt.double().numpy(), layout=layout)
+    tol = {torch.float64: 1e-12, torch.float32: 1e-5, torch.bfloat16: 2e-2, torch.float16: 2e-3}
+    np.testing.assert_allclose(out.double().numpy(), expected, atol=tol[dtype] * 8,
+                               rtol=tol[dtype])
+
+
+def test_numpy_dtype_preserved(rng):
+    x = rng.standard_normal((5, 8)).astype(np.float32)
+    assert apply_rope(x).dtype == np.float32
+    assert apply_rope(x.astype(np.float16)).dtype == np.float16
+
+
+def test_half_precision_angles_are_not_used():
+    # at position 5000 a bf16 angle is wrong by whole radians; ours must not be
+    x = torch.zeros(1, 5001, 2, dtype=torch.bfloat16)
+    x[..., 0] = 1
+    out = apply_rope(x).double()
+    exact = np.cos(np.arange(5001.0))
+    np.testing.assert_allclose(out[0, :, 0].numpy(), exact, atol=1e-2)
+    bf16_angle = torch.arange(5001, dtype=torch.bfloat16).double()
+    assert (bf16_angle.cos().numpy() - exact).__abs__().max() > 0.5
+
+
+def test_positions_and_frequencies(rng):
+    x = rng.standard_normal((2, 6, 8))
+    np.testing.assert_allclose(apply_rope(x, np.arange(6)), apply_rope(x))
+    shifted = apply_rope(x, np.arange(6) + 100)
+    np.testing.assert_allclose(shifted[:, 0], apply_rope(x[:, :1], [100])[:, 0])
+    freqs = rope_frequencies(8) / 4
+    np.testing.assert_allclose(apply_rope(x, frequencies=freqs),
+                               apply_rope(x, np.arange(6) / 4), atol=1e-12)
+    per_batch = apply_rope(x, np.array([[0], [10]]) + np.arange(6))
+    np.testing.assert_allclose(per_batch[1], apply_rope(x[1], np.arange(10, 16)))
+    np.testing.assert_allclose(rope_angles([2], 4), [[2, 0.02]])
+
+
+def test_relative_upper_bound_decays_on_average():
+    r = np.arange(0, 1000)
+    bound = rope_relative_upper_bound(r, 128)
+    assert bound[0] == pytest.approx(np.mean(np.arange(1, 65)))
+    assert bound[900:].mean() < bound[:10].mean() / 3
+    assert np.any(np.diff(bound) > 0)  # it wiggles
+
+
+def test_bad_input():
+    x = np.zeros((4, 6))
+    with pytest.raises(ValueError, match="head_dim"):
+        apply_rope(np.zeros((4, 7)))
+    with pytest.raises(ValueError, match="head_dim"):
+        rope_frequencies(7)
+    with pytest.raises(ValueError, match="head_dim"):
+        rope_frequencies(0)
+    with pytest.raises(ValueError, match="base"):
+        apply_rope(x, base=1.0)
+    with pytest.raises(ValueError, match="layout"):
+        apply_rope(x, layout="neox")
+    with pytest.raises(ValueError, match="positions"):
+        apply_rope(x, positions=np.arange(5))
+    with pytest.raises(ValueError, match="frequencies"):
+        apply_rope(x, frequencies=np.ones(2))
+    with pytest.raises(ValueError, match="frequencies"):
+        apply_rope(x, frequencies=-np.ones(3))
+    with pytest.raises(ValueError, match="shape"):
+        apply_rope(np.zeros(6))
+    with pytest.raises(TypeError, match="x must be"):
+        apply_rope([[0.0, 1.0]])
+    with pytest.raises(TypeError, match="floating"):
+        apply_rope(np.zeros((4, 6), dtype=int))
+    with pytest.raises(TypeError, match="positions"):
+        apply_rope(x, positions=["a"] * 4)

@@ -1,0 +1,67 @@
+import re
+
+import ipywidgets as widgets
+import pytest
+
+from posenc.sliders import format_value, log_steps, slider_figure
+
+
+def draw(fig, a, b=1):
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, a * b])
+    ax.set_title(f"a={a}, b={b}")
+
+
+def frames_of(stack):
+    if isinstance(stack, widgets.Stack):
+        return [f for child in stack.children for f in frames_of(child)]
+    return [stack]
+
+
+def test_one_frame_per_combination_with_matching_alt_text():
+    box = slider_figure(draw, {"a": [1, 2, 3], "b": [10, 20]}, title="demo")
+    sliders, stack = box.children[:2], box.children[2]
+    assert [s.description for s in sliders] == ["a", "b"]
+    frames = frames_of(stack)
+    assert len(frames) == 6
+    alts = [re.search(r'alt="([^"]*)"', f.value).group(1) for f in frames]
+    assert alts == [f"demo: a={a}, b={b}" for a in (1, 2, 3) for b in (10, 20)]
+    assert all('src="data:image/png;base64,' in f.value for f in frames)
+    # distinct pictures for distinct values
+    assert len({f.value.split("base64,")[1][:2000] + f.value[-3000:] for f in frames}) == 6
+
+
+def test_sliders_are_linked_in_the_browser():
+    box = slider_figure(draw, {"a": [1, 2, 3], "b": [10, 20]}, title="demo",
+                        initial={"a": 3, "b": 10})
+    a, b, outer = box.children
+    assert a.index == 2 and outer.selected_index == 2
+    assert all(inner.selected_index == 0 for inner in outer.children)
+    links = box.links
+    assert all(lk.source[1] == "index" and lk.target[1] == "selected_index" for lk in links)
+    targets = {(lk.source[0].model_id, lk.target[0].model_id) for lk in links}
+    assert (a.model_id, outer.model_id) in targets
+    for inner in outer.children:
+        assert (b.model_id, inner.model_id) in targets
+
+
+def test_webp_frames():
+    box = slider_figure(draw, {"a": [1, 2]}, title="w", fmt="webp")
+    assert "data:image/webp;base64," in frames_of(box.children[1])[0].value
+
+
+def test_helpers():
+    assert format_value(10000.0) == "10000" and format_value(0.5) == "0.5"
+    assert log_steps(10, 1e6) == [10, 100, 1000, 10000, 100000, 1000000]
+    assert log_steps(10, 1000, per_decade=2) == [10, 32, 100, 320, 1000]
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="title"):
+        slider_figure(draw, {"a": [1, 2]}, title="")
+    with pytest.raises(ValueError, match="at least 2"):
+        slider_figure(draw, {"a": [1]}, title="t")
+    with pytest.raises(ValueError, match="MAX_FRAMES"):
+        slider_figure(draw, {"a": range(20), "b": range(20)}, title="t")
+    with pytest.raises(ValueError, match="unknown slider"):
+        slider_figure(draw, {"a": [1, 2]}, title="t", initial={"c": 1})
