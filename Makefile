@@ -36,7 +36,7 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest tests -q
 
 notebooks: $(STAMP)
-	$(BIN)/python -m pytest --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg book -q -p no:randomly
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg book -q -p no:randomly
 
 test: lint unit notebooks book
 

@@ -8,8 +8,8 @@ every combination of slider values, puts the frames in nested
 switches frames with no Python behind it -- the same in live Jupyter.
 
 Each frame is an ``<img>`` whose ``alt`` text names the values it shows
-(``"PE heatmap: d_model=64, base=10000"``); the browser tests read it to check
-that the figure matches the slider.
+(``"PE heatmap: d_model=64, base=10000"``, each name as the slider's label
+reads); the browser tests read it to check that the figure matches the slider.
 
 Example::
 
@@ -94,10 +94,9 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     for name in initial:
         if name not in values:
             raise ValueError(f"initial names unknown slider {name!r}; sliders are {names}")
+    labels = dict(labels or {})
     start = {name: values[name].index(initial[name]) if name in initial
              else (len(values[name]) - 1) // 2 for name in names}
-    labels = dict(labels or {})
-
     frames = {}
     with plt.rc_context(COURSE_RC):
         for combo in itertools.product(*(range(len(values[n])) for n in names)):
@@ -106,8 +105,9 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
             draw(fig, **params)
             data = base64.b64encode(figure_bytes(fig, fmt, dpi)).decode("ascii")
             plt.close(fig)
+            # alt names each slider as it is labelled on the page, with the value it shows
             alt = html.escape(f"{title}: " + ", ".join(
-                f"{n}={format_value(v)}" for n, v in params.items()), quote=True)
+                f"{labels.get(n, n)}={format_value(v)}" for n, v in params.items()), quote=True)
             frames[combo] = widgets.HTML(
                 f'<img class="posenc-frame" src="data:image/{fmt};base64,{data}" '
                 f'alt="{alt}" title="{alt}" style="max-width:100%;height:auto">')
