@@ -1,50 +1,72 @@
 # Two commands for a fresh machine with Python 3.11:
 #   make book   -- build the site into _build/html
-#   make test   -- lint and every test (unit, notebooks, the -W site build)
+#   make test   -- lint and every test (unit, notebooks, the -W site build, the browser)
 # Both create .venv and install requirements.txt into it first.
 
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+export OMP_NUM_THREADS ?= 2
 
-.PHONY: book test lint unit notebooks site-check lab bench clean help
+.PHONY: help book book-cached test lint unit notebooks browser chromium lab bench clean
 
 help:
-	@echo "make book   build the site into _build/html"
-	@echo "make test   lint + unit tests + every notebook (nbval) + the -W site build"
-	@echo "make lab    open the chapters in JupyterLab"
-	@echo "make bench  run the benchmarks in benchmarks/"
+	@echo "make book         build the site into _build/html (every notebook executed)"
+	@echo "make test         lint + unit tests + nbval on every notebook + the -W build + browser tests"
+	@echo "make lab          open the chapters in JupyterLab"
+	@echo "make book-cached  quicker rebuild for authors: re-runs only notebooks whose code changed"
+	@echo "make bench        run the benchmarks in benchmarks/"
 
 $(STAMP): requirements.txt pyproject.toml
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or make PYTHON=python3)"; exit 1; }
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or: make PYTHON=python3)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
+# The site. -W: any warning (a broken reference, a failing cell) fails the build.
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo
 	@echo "The site is in _build/html: open file://$(CURDIR)/_build/html/index.html"
-	@echo "(or serve it: $(BIN)/python -m http.server -d _build/html 8000)"
+	@echo "or serve it: $(BIN)/python -m http.server -d _build/html 8000"
+
+# Same build, but notebooks are re-executed only when their code cells changed.
+# Caveat: an edit to src/posenc does NOT re-run the notebooks; use `make book` for that.
+book-cached: $(STAMP)
+	mkdir -p _build
+	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > _build/_config_cached.yml
+	$(BIN)/jupyter-book build . --config _build/_config_cached.yml -W -n --keep-going
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks book
+	$(BIN)/ruff check src tests benchmarks book site
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests -q
+	$(BIN)/python -m pytest tests -q --ignore=tests/browser
 
 notebooks: $(STAMP)
-	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg book -q -p no:randomly
+	$(BIN)/python -m pytest book -q --nbval-lax --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg
 
-test: lint unit notebooks book
+# Debian's Chromium drives the browser tests (never `playwright install`).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing Debian's chromium for the browser tests"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+
+browser: $(STAMP) chromium
+	$(BIN)/python -m pytest tests/browser -q
+
+test: lint unit notebooks book browser
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab book/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_rope.py
+	$(BIN)/python benchmarks/bench_site.py
 
 clean:
 	rm -rf _build

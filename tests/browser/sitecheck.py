@@ -1,0 +1,171 @@
+"""Tools for checking the built site in a real browser (Debian's Chromium + Playwright).
+
+Used by tests/browser/test_site.py and benchmarks/bench_site.py.
+
+The server serves ``_build/html`` on 127.0.0.1 and, like any static host (GitHub
+Pages, Netlify, nginx with ``gzip on``), compresses text responses when the
+browser accepts gzip. ``compress=False`` serves raw bytes, for comparison.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gzip
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
+SCREENSHOTS = SITE.parent / "screenshots"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# flags the machine needs: no sandbox as root, no GPU, and no background calls home
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+COMPRESSIBLE = (".html", ".js", ".css", ".json", ".svg", ".txt", ".map", ".ipynb", ".md")
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    compress = True
+    _cache: dict[str, bytes] = {}
+
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        gz_ok = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (self.compress and gz_ok and path.is_file() and path.suffix in COMPRESSIBLE):
+            return super().send_head()
+        key = str(path)
+        if key not in self._cache:
+            self._cache[key] = gzip.compress(path.read_bytes(), compresslevel=6)
+        body = self._cache[key]
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        import io
+
+        return io.BytesIO(body)
+
+
+@contextlib.contextmanager
+def serve(root: Path = SITE, *, compress: bool = True):
+    """Serve ``root`` on 127.0.0.1 at a free port; yields the base URL."""
+    handler = type("Handler", (_Handler,), {"compress": compress, "_cache": {}})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def launch(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def content_pages(root: Path = SITE) -> list[str]:
+    """Every page of the course: the chapters and the pages beside them."""
+    return sorted(str(p.relative_to(root)) for p in (root / "book").glob("*.html"))
+
+
+# JavaScript run in the page -------------------------------------------------------------
+
+JS_VISIBLE_FRAME = """
+(root) => {
+  const imgs = [...root.querySelectorAll('.posenc-stack img')];
+  const img = imgs.find(i => i.offsetParent !== null);
+  return img ? {alt: img.alt, src: img.src.slice(-200), complete: img.complete,
+                width: img.naturalWidth} : null;
+}
+"""
+
+JS_SLIDERS = """
+() => [...document.querySelectorAll('.posenc-widget input[type=range]')].map((s, i) => {
+  const wrap = s.closest('.posenc-slider');
+  return {index: i, label: wrap.querySelector('label').textContent,
+          readout: wrap.querySelector('output').textContent,
+          value: Number(s.value), max: Number(s.max),
+          widget: [...document.querySelectorAll('.posenc-widget')]
+                    .indexOf(s.closest('.posenc-widget'))};
+})
+"""
+
+# Resolves with ms from the keydown to the first animation frame at which the new
+# figure is in the DOM, visible and decoded.
+JS_ARM_LATENCY = """
+(index) => {
+  const input = document.querySelectorAll('.posenc-widget input[type=range]')[index];
+  const root = input.closest('.posenc-widget');
+  const visible = () => [...root.querySelectorAll('.posenc-stack img')]
+      .find(i => i.offsetParent !== null);
+  const before = visible() ? visible().alt : null;
+  window.__posencLatency = new Promise(resolve => {
+    input.addEventListener('keydown', e => {
+      const t0 = e.timeStamp;
+      const check = () => {
+        const img = visible();
+        if (img && img.alt !== before && img.complete && img.naturalWidth > 0) {
+          resolve(performance.now() - t0);
+        } else {
+          requestAnimationFrame(check);
+        }
+      };
+      requestAnimationFrame(check);
+    }, {once: true});
+  });
+}
+"""
+
+JS_MATH_STATE = """
+async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  const maths = [...document.querySelectorAll('.math')];
+  const untypeset = maths.filter(m => !m.querySelector('mjx-container')
+                                      && m.tagName !== 'MJX-CONTAINER');
+  const article = document.querySelector('article') || document.body;
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  const raw = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.parentElement.closest('pre, code, script, style, .highlight, mjx-container')) continue;
+    const t = n.textContent;
+    const tex = /\\$\\$|\\\\\\(|\\\\\\[|\\\\frac|\\\\sum|\\\\theta|\\\\sin|\\\\cos/;
+    if (tex.test(t)) raw.push(t.slice(0, 80));
+  }
+  return {count: maths.length, untypeset: untypeset.map(m => m.textContent.slice(0, 80)),
+          raw: raw};
+}
+"""
+
+JS_IMAGES = """
+() => [...document.images].map(i => ({src: i.currentSrc.slice(0, 120), complete: i.complete,
+                                      width: i.naturalWidth, height: i.naturalHeight}))
+"""
+
+# Paints each figure onto a canvas and reads its corner pixels: an opaque, light
+# corner means the figure keeps its own white background on a dark page.
+JS_FIGURE_BACKGROUNDS = """
+() => [...document.querySelectorAll('.cell_output img, .posenc-stack img')]
+  .filter(i => i.offsetParent !== null && i.naturalWidth > 0)
+  .map(i => {
+    const c = document.createElement('canvas');
+    c.width = i.naturalWidth; c.height = i.naturalHeight;
+    const ctx = c.getContext('2d');
+    ctx.drawImage(i, 0, 0);
+    const px = (x, y) => Array.from(ctx.getImageData(x, y, 1, 1).data);
+    return {alt: i.alt, corners: [px(1, 1), px(c.width - 2, 1), px(1, c.height - 2),
+                                  px(c.width - 2, c.height - 2)]};
+  })
+"""
