@@ -198,3 +198,19 @@ def test_bad_input():
         apply_rope(np.zeros((4, 6), dtype=int))
     with pytest.raises(TypeError, match="positions"):
         apply_rope(x, positions=["a"] * 4)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_torch_paths_autograd_and_strided_inputs(layout, rng):
+    # a permuted (non-contiguous) q as attention produces it, with gradients on
+    base = torch.from_numpy(rng.standard_normal((2, 7, 3, 4, 16)))  # [b, s, 3, h, d]
+    q = base.permute(2, 0, 3, 1, 4)[1].requires_grad_(False).clone().transpose(1, 2)
+    q = q.transpose(1, 2)  # non-contiguous view of a [b, h, s, d] tensor
+    assert not q.is_contiguous()
+    expected = apply_rope(q.numpy(), layout=layout)
+    np.testing.assert_allclose(apply_rope(q, layout=layout).numpy(), expected, atol=1e-12)
+    leaf = q.detach().clone().requires_grad_(True)
+    out = apply_rope(leaf, layout=layout)
+    np.testing.assert_allclose(out.detach().numpy(), expected, atol=1e-12)
+    out.pow(2).sum().backward()  # rotation preserves norms: d|Rx|^2/dx = 2x
+    np.testing.assert_allclose(leaf.grad.numpy(), 2 * q.numpy(), atol=1e-10)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_base, check_choice, check_even_int, check_frequencies
+from ._validation import check_base, check_choice, check_even_int, check_frequencies, check_int
 
 __all__ = [
     "LAYOUTS",
@@ -145,11 +145,11 @@ def apply_rope(x, positions=None, *, base: float = 10000.0, layout: str = "inter
     head_dim = int(x.shape[-1])
     angles = rope_angles(_positions_for(x, positions), head_dim, base,
                          frequencies=frequencies)  # float64 [..., seq, head_dim // 2]
-    cos, sin = np.cos(angles), np.sin(angles)
     if _is_torch(x):
-        return _rotate_torch(x, cos, sin, layout)
+        return _rotate_torch(x, angles, layout)
     work = x.astype(np.float64) if x.dtype != np.float64 else x
-    return _rotate(work, cos, sin, layout, np.concatenate, np.stack).astype(x.dtype, copy=False)
+    return _rotate(work, np.cos(angles), np.sin(angles), layout, np.concatenate,
+                   np.stack).astype(x.dtype, copy=False)
 
 
 def _rotate(x, cos, sin, layout, cat, stack):
@@ -163,13 +163,38 @@ def _rotate(x, cos, sin, layout, cat, stack):
     return out.reshape(x.shape)  # back to [..., head_dim], pairs interleaved
 
 
-def _rotate_torch(x, cos, sin, layout):
+def _rotate_torch(x, angles, layout):
+    """Torch rotation: the same maths as :func:`_rotate`, in the fastest form measured.
+
+    Interleaved pairs are rotated as one complex multiply (Meta llama's form, one
+    pass over memory); half-layout pairs with in-place multiply-adds into one output
+    (no concatenation). With autograd on, the half layout takes the plain form.
+    Tested equal to the numpy path; timings in benchmarks/README.md.
+    """
     import torch
 
-    compute = torch.float64 if x.dtype == torch.float64 else torch.float32
-    cos_t = torch.from_numpy(cos).to(device=x.device, dtype=compute)
-    sin_t = torch.from_numpy(sin).to(device=x.device, dtype=compute)
-    out = _rotate(x.to(compute), cos_t, sin_t, layout, torch.cat, torch.stack)
+    double = x.dtype == torch.float64
+    compute = torch.float64 if double else torch.float32
+    xw = x.to(compute)
+    if layout == "interleaved":
+        # e^{i m theta}, built in float64 and rounded once to the compute precision
+        rotation = np.exp(1j * angles).astype(np.complex128 if double else np.complex64)
+        pairs = xw.reshape(*xw.shape[:-1], -1, 2)  # [..., head_dim // 2, 2]
+        if pairs.storage_offset() % 2 or any(st % 2 for st in pairs.stride()[:-1]):
+            pairs = pairs.contiguous()  # view_as_complex needs aligned (re, im) pairs
+        z = torch.view_as_complex(pairs) * torch.from_numpy(rotation).to(x.device)
+        return torch.view_as_real(z).flatten(-2).to(x.dtype)  # [..., head_dim]
+    np_dtype = np.float64 if double else np.float32
+    cos_t = torch.from_numpy(np.cos(angles).astype(np_dtype)).to(x.device)
+    sin_t = torch.from_numpy(np.sin(angles).astype(np_dtype)).to(x.device)
+    if torch.is_grad_enabled() and xw.requires_grad:
+        return _rotate(xw, cos_t, sin_t, layout, torch.cat, torch.stack).to(x.dtype)
+    half = xw.shape[-1] // 2
+    x1, x2 = xw[..., :half], xw[..., half:]
+    out = torch.empty(xw.shape, dtype=compute, device=x.device)
+    o1, o2 = out[..., :half], out[..., half:]
+    torch.mul(x1, cos_t, out=o1).addcmul_(x2, sin_t, value=-1)  # x1 cos - x2 sin
+    torch.mul(x2, cos_t, out=o2).addcmul_(x1, sin_t)  # x2 cos + x1 sin
     return out.to(x.dtype)
 
 
@@ -234,3 +259,65 @@ def rope_relative_upper_bound(distances, head_dim: int, base: float = 10000.0) -
     r = np.asarray(distances, dtype=np.float64)
     partial_sums = np.cumsum(np.exp(1j * r[..., None] * theta), axis=-1)  # [..., d/2]
     return np.abs(partial_sums).mean(axis=-1)
+
+
+# --- helpers for the RoPE chapter: angle wrapping, half-precision angles, checkpoint layouts ---
+
+__all__ += ["wrap_angle", "rope_angles_in_dtype", "interleaved_to_half_weight"]
+
+
+def wrap_angle(angles) -> np.ndarray:
+    """Angles wrapped into ``(-pi, pi]``: where a rotation by ``angles`` points, float64.
+
+    Two angles that differ by a whole number of turns give the same rotation, so
+    an angle *error* is only meaningful after wrapping. Shape: that of ``angles``.
+    """
+    a = np.asarray(angles, dtype=np.float64)
+    return np.pi - np.mod(np.pi - a, 2 * np.pi)
+
+
+def rope_angles_in_dtype(num_positions: int, head_dim: int, base: float = 10000.0, *,
+                         dtype) -> np.ndarray:
+    """The angles ``m * theta_i`` as an implementation gets them when it works in torch ``dtype``.
+
+    Positions come from ``torch.arange(num_positions, dtype=dtype)`` and are multiplied
+    by the frequencies cast to ``dtype`` -- what a RoPE module did once its buffers
+    were cast with the rest of a bf16/fp16 model (the bug Hugging Face fixed by
+    forcing float32, transformers PR #29285). Returned as float64 so they can be
+    compared with :func:`rope_angles`. Shape ``[num_positions, head_dim // 2]``.
+    """
+    import torch
+
+    num_positions = check_int("num_positions", num_positions)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a torch floating-point dtype, got {dtype!r}")
+    positions = torch.arange(num_positions, dtype=dtype)  # rounded to what dtype can hold
+    inv_freq = torch.from_numpy(rope_frequencies(head_dim, base)).to(dtype)
+    return (positions[:, None] * inv_freq[None, :]).double().numpy()
+
+
+def interleaved_to_half_weight(weight, num_heads: int):
+    """Reorder a query/key projection trained with interleaved RoPE for a half-layout model.
+
+    ``weight`` holds ``num_heads * head_dim`` output rows on its first axis (a
+    ``[out, in]`` weight or an ``[out]`` bias; numpy array or torch tensor). Within
+    each head the rows are permuted by :func:`interleaved_to_half`, so that
+    ``apply_rope(x @ W_half.T, layout="half")`` equals the interleaved result with its
+    features permuted -- and attention scores are unchanged. Apply it to W_q and W_k
+    (never W_v). It equals the ``permute`` of Hugging Face's
+    ``convert_llama_weights_to_hf.py``. Shape: that of ``weight``.
+    """
+    num_heads = check_int("num_heads", num_heads)
+    if not (isinstance(weight, np.ndarray) or _is_torch(weight)) or weight.ndim < 1:
+        raise TypeError("weight must be a numpy array or torch tensor with rows on axis 0, "
+                        f"got {type(weight).__name__}")
+    rows = int(weight.shape[0])
+    if rows % num_heads:
+        raise ValueError(f"weight.shape[0] ({rows}) must be divisible by num_heads ({num_heads})")
+    head_dim = check_even_int("head_dim (weight.shape[0] // num_heads)", rows // num_heads)
+    index = (np.arange(num_heads)[:, None] * head_dim + interleaved_to_half(head_dim)).ravel()
+    if _is_torch(weight):
+        import torch
+
+        return weight[torch.from_numpy(index).to(weight.device)]
+    return weight[index]
