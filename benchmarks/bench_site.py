@@ -1,0 +1,126 @@
+"""Site budgets, measured: build times, page weight, slider response.
+
+    make bench          (or: .venv/bin/python benchmarks/bench_site.py [--skip-build])
+
+1. Full clean build (``jupyter-book build . -W -n --keep-going``, every notebook
+   executed, ``execute_notebooks: force``). Budget: <= 180 s on 2 cores.
+2. Cached rebuild with nothing changed (``make book-cached`` run twice; the second
+   run is timed). Budget: <= 15 s.
+3. Bytes transferred on a first load of every page, measured in Chromium
+   (CDP ``encodedDataLength``), from a local server that gzips text as any static
+   host does; the raw (uncompressed) bytes beside it. Budget: <= 3 MB.
+4. Slider response: key press to the new figure visible (decoded, on the next
+   animation frame), for every slider on every page. Budget: <= 50 ms.
+
+Writes benchmarks/results/site.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.browser.sitecheck import (  # noqa: E402
+    JS_ARM_LATENCY,
+    JS_SLIDERS,
+    SITE,
+    content_pages,
+    launch,
+    serve,
+)
+
+RESULTS = Path(__file__).resolve().parent / "results"
+JB = str(ROOT / ".venv" / "bin" / "jupyter-book")
+
+
+def timed(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def build_times() -> dict:
+    for sub in ("html", ".doctrees", "jupyter_execute", ".jupyter_cache"):
+        shutil.rmtree(ROOT / "_build" / sub, ignore_errors=True)
+    clean = timed([JB, "build", ".", "-W", "-n", "--keep-going"])
+    timed(["make", "-s", "book-cached"])  # fills the execution cache
+    cached = timed(["make", "-s", "book-cached"])
+    # leave the canonical (force) build in place for the page measurements
+    timed([JB, "build", ".", "-W", "-n", "--keep-going"])
+    return {"clean_build_s": round(clean, 1), "cached_rebuild_s": round(cached, 1)}
+
+
+def page_weights_and_latency() -> dict:
+    from playwright.sync_api import sync_playwright
+
+    pages = {}
+    with sync_playwright() as p:
+        browser = launch(p)
+        for compress in (True, False):
+            with serve(SITE, compress=compress) as base:
+                for path in content_pages():
+                    context = browser.new_context()
+                    page = context.new_page()
+                    cdp = context.new_cdp_session(page)
+                    cdp.send("Network.enable")
+                    sizes = {}
+                    cdp.on("Network.loadingFinished",
+                           lambda e, sizes=sizes: sizes.__setitem__(e["requestId"],
+                                                                    e["encodedDataLength"]))
+                    page.goto(f"{base}/{path}", wait_until="networkidle")
+                    entry = pages.setdefault(path, {})
+                    entry["gzip_bytes" if compress else "raw_bytes"] = int(sum(sizes.values()))
+                    if compress:
+                        latencies = []
+                        for s in page.evaluate(JS_SLIDERS):
+                            page.evaluate(JS_ARM_LATENCY, s["index"])
+                            key = "ArrowLeft" if s["value"] == s["max"] else "ArrowRight"
+                            page.locator(".posenc-widget input[type=range]").nth(
+                                s["index"]).press(key)
+                            latencies.append(page.evaluate("window.__posencLatency"))
+                        entry["sliders"] = len(latencies)
+                        entry["slider_ms_max"] = round(max(latencies), 1) if latencies else None
+                        entry["slider_ms_median"] = (round(statistics.median(latencies), 1)
+                                                     if latencies else None)
+                    context.close()
+        browser.close()
+    html_bytes = {path: (SITE / path).stat().st_size for path in pages}
+    for path, entry in pages.items():
+        entry["html_bytes"] = html_bytes[path]
+    return pages
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--skip-build", action="store_true",
+                    help="measure the existing _build/html only")
+    args = ap.parse_args(argv)
+    out = {} if args.skip_build else build_times()
+    out["pages"] = page_weights_and_latency()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "site.json").write_text(json.dumps(out, indent=2) + "\n")
+
+    if "clean_build_s" in out:
+        print(f"clean build: {out['clean_build_s']} s (budget 180); cached rebuild: "
+              f"{out['cached_rebuild_s']} s (budget 15)")
+    print(f"\n{'page':28s} {'gzip MB':>8s} {'raw MB':>8s} {'html MB':>8s} {'sliders':>8s} "
+          f"{'ms med':>7s} {'ms max':>7s}")
+    for path, e in out["pages"].items():
+        print(f"{path.split('/')[-1]:28s} {e['gzip_bytes'] / 1e6:8.2f} {e['raw_bytes'] / 1e6:8.2f} "
+              f"{e['html_bytes'] / 1e6:8.2f} {e['sliders']:8d} "
+              f"{e['slider_ms_median'] or 0:7.1f} {e['slider_ms_max'] or 0:7.1f}")
+    return out
+
+
+if __name__ == "__main__":
+    main()
