@@ -1,0 +1,181 @@
+"""Draw functions for the figures of the RoPE-scaling chapter.
+
+Each ``draw_*(fig, **values)`` draws into a fresh matplotlib figure, the way
+:func:`posenc.sliders.slider_figure` calls it. The numbers come from
+:func:`posenc.scaling.rope_scaling_frequencies`; the figures only draw them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_float, check_int
+from .plotting import COLORS
+from .rope import rope_frequencies
+from .scaling import SCALING_METHODS, rope_scaling_frequencies
+
+__all__ = [
+    "SCALING_COLORS",
+    "SCALING_STYLES",
+    "scaled_frequency_table",
+    "draw_turns_within_context",
+    "draw_frequency_ratios",
+    "draw_turns_at_position",
+    "draw_short_range_scores",
+]
+
+#: One colour per scaling method, used by every figure of the chapter.
+SCALING_COLORS = {
+    "default": "#000000",
+    "linear": COLORS[0],
+    "ntk": COLORS[1],
+    "dynamic": COLORS[5],
+    "yarn": COLORS[2],
+    "llama3": COLORS[3],
+}
+#: Line styles, so that overlapping curves stay apart (and for colour-blind readers).
+SCALING_STYLES = {
+    "default": (0, (4, 2)),
+    "linear": "-",
+    "ntk": "-",
+    "dynamic": (0, (1, 1)),
+    "yarn": "-",
+    "llama3": (0, (6, 1.5, 1.5, 1.5)),
+}
+
+
+def scaled_frequency_table(factor: float, base: float = 10000.0, head_dim: int = 128,
+                           original_max_position_embeddings: int = 4096,
+                           seq_len: float | None = None) -> dict[str, np.ndarray]:
+    """``{method: inv_freq}`` for every method in :data:`SCALING_METHODS` at one setting.
+
+    ``dynamic`` is evaluated at ``seq_len`` (default ``factor * L0``: the length the
+    extension is for); YaRN and llama3 use their default options. Shape of each
+    value: ``[head_dim // 2]``.
+    """
+    length0 = check_int("original_max_position_embeddings", original_max_position_embeddings)
+    factor = check_float("factor", factor, at_least=1.0)
+    seq_len = factor * length0 if seq_len is None else seq_len
+    return {m: rope_scaling_frequencies(m, head_dim, base=base, factor=factor,
+                                        original_max_position_embeddings=length0,
+                                        seq_len=seq_len)[0]
+            for m in SCALING_METHODS}
+
+
+def _unseen_pair_index(head_dim: int, base: float, length0: float) -> float:
+    """Fractional pair index whose default wavelength equals ``length0``."""
+    return head_dim * np.log(length0 / (2 * np.pi)) / (2 * np.log(base))
+
+
+def draw_turns_within_context(fig, head_dim: int = 128, base: float = 10000.0,
+                              original_max_position_embeddings: int = 4096,
+                              factor: float = 8.0):
+    """Full turns each pair makes within ``L0`` and within ``s * L0`` (log scale), with the
+    pairs that never complete one turn within ``L0`` shaded."""
+    length0 = check_int("original_max_position_embeddings", original_max_position_embeddings)
+    theta = rope_frequencies(head_dim, base)
+    pairs = np.arange(head_dim // 2)
+    turns = length0 * theta / (2 * np.pi)
+    ax = fig.add_subplot()
+    never = turns < 1
+    if never.any():
+        first = int(np.argmax(never))
+        ax.axvspan(first - 0.5, pairs[-1] + 0.5, color="#f2d0c4", alpha=0.6, lw=0,
+                   label=f"< 1 turn within L0: pairs {first}-{pairs[-1]} ({never.sum()})")
+    ax.semilogy(pairs, turns, "o-", ms=2.5, color=SCALING_COLORS["default"],
+                label=f"within L0 = {length0}")
+    ax.semilogy(pairs, factor * turns, "o-", ms=2.5, color=SCALING_COLORS["llama3"],
+                label=f"within s·L0 = {factor * length0:g} (no scaling)")
+    ax.axhline(1, color="#555555", lw=0.8)
+    ax.text(1, 1.25, "one full turn", fontsize=8, color="#555555")
+    ax.set(xlabel="pair index i", ylabel="full turns  L·θᵢ / 2π", xlim=(-1, pairs[-1] + 1))
+    ax.legend(fontsize=8, loc="upper right", frameon=True, framealpha=0.9)
+    ax.set_title(f"Turns per pair (head_dim={head_dim}, base={base:g}, s={factor:g})")
+
+
+def draw_frequency_ratios(fig, factor: float, base: float, head_dim: int = 128,
+                          original_max_position_embeddings: int = 4096):
+    """Every method's frequency divided by the default one, per pair (log scale).
+
+    1 means "unchanged", ``1/s`` "divided by the factor". The dotted vertical line
+    marks the pair whose default wavelength equals ``L0``: pairs to its right never
+    complete a turn during training. ``dynamic`` is shown at ``seq_len = s * L0``.
+    """
+    length0 = original_max_position_embeddings
+    table = scaled_frequency_table(factor, base, head_dim, length0)
+    theta = table["default"]
+    pairs = np.arange(head_dim // 2)
+    ax = fig.add_subplot()
+    for method, inv in table.items():
+        label = "dynamic (at L = s·L0)" if method == "dynamic" else method
+        ax.semilogy(pairs, inv / theta, color=SCALING_COLORS[method], lw=1.8,
+                    ls=SCALING_STYLES[method], label=label)
+    ax.axhline(1 / factor, color="#888888", lw=0.8, ls=":")
+    cut = _unseen_pair_index(head_dim, base, length0)
+    if 0 <= cut <= pairs[-1]:
+        ax.axvline(cut, color="#888888", lw=1, ls=":")
+        ax.text(cut + 0.6, 1.15, "wavelength = L0 →", fontsize=8, color="#555555",
+                va="bottom")
+    lowest = min(float((inv / theta).min()) for inv in table.values())
+    ax.set_ylim(0.6 * lowest, 1.7)
+    ticks = sorted({1.0, 1 / factor, *([lowest] if lowest < 0.8 / factor else [])})
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(["1" if t == 1 else f"1/{factor:g}" if t == 1 / factor
+                        else f"1/{1 / t:.0f}" for t in ticks])
+    ax.minorticks_off()
+    ax.set(xlabel="pair index i (fast → slow)", ylabel="θ′ᵢ / θᵢ", xlim=(-1, pairs[-1] + 1))
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.set_title(f"New frequency ÷ default: s={factor:g}, base={base:g}, L0={length0}",
+                 fontsize=10)
+
+
+def draw_turns_at_position(fig, position: int, factor: float, base: float = 10000.0,
+                           head_dim: int = 128, original_max_position_embeddings: int = 4096):
+    """Each pair's angle at position ``m`` divided by the largest angle it reached in
+    training (``m * theta'_i / (L0 * theta_i)``, log scale), for every method.
+
+    Above 1 on the shaded pairs (less than one turn within ``L0``) is an angle the model
+    never saw; on the other pairs every angle was seen, modulo full turns. ``dynamic`` is
+    evaluated at ``seq_len = m``. The legend counts the unseen pairs per method.
+    """
+    position = check_int("position", position)
+    length0 = original_max_position_embeddings
+    table = scaled_frequency_table(factor, base, head_dim, length0, seq_len=position)
+    theta = table["default"]
+    pairs = np.arange(head_dim // 2)
+    partial = length0 * theta < 2 * np.pi  # less than one turn in training
+    ax = fig.add_subplot()
+    if partial.any():
+        ax.axvspan(int(np.argmax(partial)) - 0.5, pairs[-1] + 0.5, color="#f2d0c4",
+                   alpha=0.6, lw=0, label="< 1 turn in training")
+    ax.axhline(1, color="#555555", lw=1.2, label="1 = largest angle in training")
+    for method, inv in table.items():
+        ratio = position * inv / (length0 * theta)
+        unseen = int(np.sum(partial & (ratio > 1 + 1e-9)))
+        ax.semilogy(pairs, ratio, color=SCALING_COLORS[method], lw=1.8,
+                    ls=SCALING_STYLES[method], label=f"{method}: {unseen} unseen")
+    ax.set_ylim(4e-3, 40)
+    ax.set(xlabel="pair index i", ylabel="angle at m ÷ angle at L0", xlim=(-1, pairs[-1] + 1))
+    ax.legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.set_title(f"Angles at m={position} = {position / length0:g}·L0 (s={factor:g}, "
+                 f"base={base:g}, L0={length0})", fontsize=10)
+
+
+def draw_short_range_scores(fig, factor: float = 8.0, base: float = 10000.0,
+                            head_dim: int = 128, original_max_position_embeddings: int = 4096,
+                            max_distance: int = 48):
+    """RoPE's score between a query and an identical key ``r`` tokens apart,
+    ``mean_i cos(r * theta'_i)``, for small ``r``: how quickly neighbours become
+    distinguishable under each method."""
+    max_distance = check_int("max_distance", max_distance)
+    table = scaled_frequency_table(factor, base, head_dim, original_max_position_embeddings)
+    r = np.arange(max_distance + 1)
+    ax = fig.add_subplot()
+    for method in ("default", "linear", "ntk", "yarn", "llama3"):
+        score = np.cos(r[:, None] * table[method]).mean(-1)
+        ax.plot(r, score, color=SCALING_COLORS[method], lw=1.8, ls=SCALING_STYLES[method],
+                label=method)
+    ax.set(xlabel="distance r (tokens)", ylabel="mean cos(r·θ′ᵢ)", xlim=(0, max_distance))
+    ax.legend(fontsize=8, loc="upper right", frameon=False)
+    ax.set_title(f"Score of identical q, k at distance r (s={factor:g}, base={base:g})",
+                 fontsize=10)
