@@ -1,0 +1,149 @@
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from torch.utils.flop_counter import FlopCounterMode
+
+from posenc.alibi import alibi_bias
+from posenc.compare import (
+    METHODS,
+    alibi_weight_factor,
+    attention_core_cost,
+    draw_distance_comparison,
+    extra_attention_cost,
+    position_parameter_count,
+    rope_mean_score,
+    sinusoidal_similarity,
+)
+from posenc.nn import (
+    ALiBiBias,
+    LearnedPositionalEmbedding,
+    MultiHeadSelfAttention,
+    ShawRelativePosition,
+    SinusoidalPositionalEncoding,
+    T5RelativeBias,
+)
+from posenc.rope import apply_rope, rope_angles, rope_rotation_matrix
+from posenc.sinusoidal import sinusoidal_encoding
+
+
+def test_parameter_counts_follow_the_published_shapes():
+    cfg = dict(d_model=512, num_heads=8, max_positions=2048, shaw_max_distance=16,
+               num_buckets=32)
+    counts = {m: position_parameter_count(m, **cfg) for m in METHODS}
+    assert counts == {"sinusoidal": 0, "learned": 2048 * 512, "rope": 0, "alibi": 0,
+                      "t5": 32 * 8, "shaw": 2 * (2 * 16 + 1) * 64}
+    # T5-base: relative_attention_bias is Embedding(32, 12)
+    assert position_parameter_count("t5", d_model=768, num_heads=12) == 384
+
+
+def test_memory_is_what_the_modules_materialise():
+    d, h, n = 32, 4, 10
+    d_head = d // h
+    produced = {
+        "sinusoidal": SinusoidalPositionalEncoding(d)(n).numel(),
+        "learned": LearnedPositionalEmbedding(64, d)(n).numel(),
+        "rope": 2 * rope_angles(np.arange(n), d_head).size,  # cos and sin
+        "alibi": ALiBiBias(h)(n).numel(),
+        "t5": T5RelativeBias(h)(n).numel(),
+        "shaw": sum(t.numel() for t in ShawRelativePosition(d_head)(n)),
+    }
+    for method in METHODS:
+        cost = extra_attention_cost(method, d_model=d, num_heads=h, seq_len=n)
+        assert cost["memory"] == produced[method], method
+
+
+def counted_bmm_flops(position, x):
+    layer = MultiHeadSelfAttention(x.shape[-1], 4, position)
+    with FlopCounterMode(display=False) as counter:
+        layer(x)
+    counts = counter.get_flop_counts()["Global"]
+    return sum(v for k, v in counts.items() if "bmm" in str(k))
+
+
+@pytest.mark.parametrize("batch,seq", [(1, 7), (3, 12)])
+def test_matmul_flops_match_torch_flop_counter(batch, seq):
+    x = torch.randn(batch, seq, 32)
+    sizes = dict(d_model=32, num_heads=4, seq_len=seq, batch=batch)
+    core = attention_core_cost(**sizes)["matmul_flops"]
+    # with a bias the layer takes SDPA's math path: q k^T and p v are two counted bmm's
+    assert counted_bmm_flops("alibi", x) == core
+    shaw_extra = extra_attention_cost("shaw", **sizes)["matmul_flops"]
+    assert counted_bmm_flops("shaw", x) == core + shaw_extra
+    assert shaw_extra == core  # Shaw doubles attention's own matrix products
+
+
+def test_cost_scaling_and_bad_input():
+    small = extra_attention_cost("alibi", d_model=64, num_heads=8, seq_len=100)
+    big = extra_attention_cost("alibi", d_model=64, num_heads=8, seq_len=200)
+    assert big["memory"] == 4 * small["memory"]  # quadratic in length
+    rope = [extra_attention_cost("rope", d_model=64, num_heads=8, seq_len=n)["memory"]
+            for n in (100, 200)]
+    assert rope[1] == 2 * rope[0]  # linear in length
+    with pytest.raises(ValueError, match="method"):
+        extra_attention_cost("xpos", d_model=64, num_heads=8, seq_len=10)
+    with pytest.raises(ValueError, match="divisible"):
+        extra_attention_cost("rope", d_model=60, num_heads=8, seq_len=10)
+    with pytest.raises(ValueError, match="seq_len"):
+        attention_core_cost(d_model=64, num_heads=8, seq_len=0)
+    with pytest.raises(ValueError, match="method"):
+        position_parameter_count("none")
+
+
+@given(d_model=st.sampled_from([8, 64, 512]), base=st.sampled_from([100.0, 1e4, 5e5]),
+       p=st.integers(0, 500))
+def test_sinusoidal_similarity_is_the_cosine_of_two_encodings(d_model, base, p):
+    pe = sinusoidal_encoding(p + 40, d_model, base)
+    k = np.arange(40)
+    direct = pe[p + k] @ pe[p] / (pe[p] @ pe[p])
+    np.testing.assert_allclose(sinusoidal_similarity(k, d_model, base), direct, atol=1e-12)
+
+
+@given(head_dim=st.sampled_from([4, 16, 64]), base=st.sampled_from([10.0, 1e4, 1e6]))
+def test_rope_mean_score_is_trace_over_dim_and_the_sinusoidal_curve(head_dim, base):
+    k = np.arange(0, 3000, 37)
+    traces = np.array([np.trace(rope_rotation_matrix(r, head_dim, base)) for r in k])
+    ours = rope_mean_score(k, head_dim, base)
+    np.testing.assert_allclose(ours, traces / head_dim, atol=1e-12)
+    # the identity the chapter teaches: same curve as sinusoidal with d = head_dim
+    np.testing.assert_allclose(ours, sinusoidal_similarity(k, head_dim, base), atol=1e-12)
+
+
+def test_rope_mean_score_monte_carlo():
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(20000, 1, 32))  # random queries, one position each
+    k = np.array([0, 1, 5, 40, 300])
+    scores = [(apply_rope(q, np.zeros(1)) * apply_rope(q, np.full(1, float(r)))).sum(-1).mean()
+              / (q**2).sum(-1).mean() for r in k]
+    np.testing.assert_allclose(scores, rope_mean_score(k, 32), atol=0.02)
+
+
+def test_alibi_weight_factor_is_the_softmax_ratio_of_the_bias():
+    n, heads = 50, 8
+    bias = alibi_bias(heads, n)[:, -1, :]  # last query: keys at distances n-1 .. 0
+    weights = np.exp(bias) / np.exp(bias).sum(-1, keepdims=True)
+    ratio = weights / weights[:, -1:]  # relative to distance 0
+    distances = np.arange(n)[::-1]
+    np.testing.assert_allclose(alibi_weight_factor(distances, heads), ratio, rtol=1e-10)
+    factor = alibi_weight_factor(np.arange(100), 12)
+    assert factor.shape == (12, 100) and np.all(np.diff(factor, axis=1) < 0)
+
+
+def test_draw_distance_comparison_draws_four_panels():
+    fig = plt.figure()
+    draw_distance_comparison(fig, max_plot=300)
+    assert len(fig.axes) == 4 and all(ax.lines for ax in fig.axes)
+    plt.close(fig)
+
+
+def test_method_facts_cover_every_method_and_the_table_escapes():
+    from posenc.compare import METHOD_FACTS, PARAMETER_SCOPE, html_table
+
+    assert set(METHOD_FACTS) == set(PARAMETER_SCOPE) == set(METHODS)
+    assert all({"type", "where", "models"} <= set(f) for f in METHOD_FACTS.values())
+    table = html_table(["a", "b"], [[1, "<x>"], ["y", 2.5]])
+    assert table.count("<tr>") == 3 and "&lt;x&gt;" in table and "<td>2.5</td>" in table
+    with pytest.raises(ValueError, match="row 0"):
+        html_table(["a", "b"], [[1]])
