@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: help book book-cached test lint unit notebooks browser chromium lab bench clean
+.PHONY: help book book-cached test lint unit notebooks golden browser chromium lab bench clean
 
 help:
 	@echo "make book         build the site into _build/html (every notebook executed)"
@@ -46,9 +46,17 @@ lint: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests -q --ignore=tests/browser
 
+# nbval runs every cell of every notebook; cells tagged nbval-check-output must print
+# exactly their golden output (tests/golden/, see tests/nbgolden.py).
 notebooks: $(STAMP)
-	$(BIN)/python -m pytest book -q --nbval-lax --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python tests/nbgolden.py prepare
+	cd _build/nbval && ../../$(BIN)/python -m pytest book -q -p no:cacheprovider \
+		--rootdir=. --nbval-lax --nbval-current-env \
+		--nbval-sanitize-with ../../tests/nbval_sanitize.cfg
+
+# After an intended change to a taught number: make book, then make golden, review the diff.
+golden: $(STAMP)
+	$(BIN)/python tests/nbgolden.py update
 
 # Debian's Chromium drives the browser tests (never `playwright install`).
 chromium:

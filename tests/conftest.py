@@ -13,3 +13,9 @@ torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+# tests/nbgolden.py is imported by test_notebooks_clean.py
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import nbformat
 import pytest
 
 BOOK = Path(__file__).resolve().parent.parent / "book"
@@ -16,3 +17,16 @@ def test_notebook_has_no_outputs(path):
              and (c.get("outputs") or c.get("execution_count") is not None)]
     assert not dirty, f"{path.name}: cells {dirty} have outputs; clear them before committing"
     assert "widgets" not in nb.get("metadata", {}), f"{path.name} carries saved widget state"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_checked_cell_has_a_golden_output(path):
+    """A tagged cell without a golden output would compare nothing (see tests/nbgolden.py)."""
+    from nbgolden import golden_path, tagged_cells
+
+    nb = nbformat.read(path, as_version=4)
+    ids = [c.id for c in tagged_cells(nb)]
+    golden = json.loads(golden_path(path).read_text()) if golden_path(path).exists() else {}
+    assert sorted(golden) == sorted(ids), (
+        f"{path.name}: golden outputs out of date; run `make book` then `make golden`")
+    assert all(golden[i] for i in ids), f"{path.name}: a checked cell prints nothing"
