@@ -51,9 +51,10 @@ class LearnedPositionalEmbedding(nn.Module):
 
     Past ``max_positions`` there is simply no row to look up, so it raises a
     ``ValueError`` -- unless ``interpolate="linear"``, the usual patch: the table is
-    stretched along the position axis to ``seq_len`` rows (what ViT does to its
-    position embeddings at a new resolution). Interpolation keeps the first and last
-    rows and squeezes everything between, so every position moves.
+    stretched along the position axis to ``seq_len`` rows (the 1-D analogue of what
+    ViT does, in 2-D and usually bicubic, to its position table at a new
+    resolution). Interpolation keeps the first and last rows and squeezes
+    everything between, so every position moves.
     """
 
     INTERPOLATIONS = ("none", "linear")

@@ -1,0 +1,121 @@
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posenc.figures_absolute import (
+    INJECTION_POINTS,
+    draw_dot_product,
+    draw_injection_schematic,
+    draw_pe_heatmap,
+    draw_stretched_columns,
+    draw_wavelengths,
+    running_mean,
+)
+from posenc.nn.absolute import interpolate_table
+from posenc.plotting import METHOD_COLORS
+from posenc.sinusoidal import (
+    sinusoidal_dot_product,
+    sinusoidal_encoding,
+    sinusoidal_wavelengths,
+)
+
+
+@pytest.fixture
+def fig():
+    figure = plt.figure()
+    yield figure
+    plt.close(figure)
+
+
+@given(values=st.lists(st.floats(-1e3, 1e3), min_size=9, max_size=60),
+       half=st.integers(0, 4))
+def test_running_mean_matches_convolution(values, half):
+    window = 2 * half + 1
+    expected = np.convolve(values, np.ones(window) / window, mode="valid")
+    np.testing.assert_allclose(running_mean(values, window), expected, atol=1e-9)
+
+
+def test_running_mean_of_a_constant_and_window_one():
+    np.testing.assert_allclose(running_mean(np.full(20, 3.5), 7), np.full(14, 3.5))
+    x = np.arange(10.0)
+    np.testing.assert_allclose(running_mean(x, 1), x)
+    np.testing.assert_allclose(running_mean(x, 3), x[1:-1])  # a line averages to itself
+
+
+def test_running_mean_bad_input():
+    with pytest.raises(ValueError, match="window must be odd"):
+        running_mean(np.arange(10.0), 4)
+    with pytest.raises(ValueError, match="at least window"):
+        running_mean(np.arange(3.0), 5)
+    with pytest.raises(ValueError, match="1-D"):
+        running_mean(np.ones((4, 4)), 3)
+    with pytest.raises(TypeError, match="window"):
+        running_mean(np.arange(10.0), 2.5)
+
+
+@pytest.mark.parametrize("d_model,base", [(16, 1e6), (64, 10000.0), (512, 10.0)])
+def test_heatmap_shows_the_table(fig, d_model, base):
+    ax = draw_pe_heatmap(fig, d_model, base, num_positions=100)
+    image = ax.get_images()[0]
+    np.testing.assert_allclose(image.get_array(), sinusoidal_encoding(100, d_model, base))
+    assert image.get_clim() == (-1, 1)
+    assert f"d_model={d_model}" in ax.get_title()
+    assert image.get_interpolation() == ("nearest" if d_model <= 128 else "antialiased")
+
+
+@pytest.mark.parametrize("d_model,base", [(16, 10.0), (64, 10000.0), (512, 1e6)])
+def test_wavelength_plot_data_and_count(fig, d_model, base):
+    ax = draw_wavelengths(fig, d_model, base, seq_len=128)
+    line = ax.get_lines()[0]
+    np.testing.assert_allclose(line.get_xdata(), np.arange(0, d_model, 2))
+    np.testing.assert_allclose(10 ** line.get_ydata(), sinusoidal_wavelengths(d_model, base))
+    slow = int((sinusoidal_wavelengths(d_model, base) > 128).sum())
+    assert f"({slow}/{d_model // 2} pairs > 128)" in ax.get_title()
+    reference_levels = [line.get_ydata()[0] for line in ax.get_lines()[1:]]
+    np.testing.assert_allclose(reference_levels, [np.log10(128), np.log10(2 * np.pi)])
+    low, high = ax.get_ylim()  # one fixed range holds every frame of the course's sliders
+    assert low < line.get_ydata().min() and high > line.get_ydata().max()
+
+
+def test_dot_product_plot_data(fig):
+    ax = draw_dot_product(fig, 64, 10000.0, max_distance=100, window=11)
+    curve, smooth = ax.get_lines()[:2]
+    k = np.arange(-100, 101)
+    np.testing.assert_array_equal(curve.get_xdata(), k)
+    np.testing.assert_allclose(curve.get_ydata(), sinusoidal_dot_product(k, 64) / 32)
+    np.testing.assert_allclose(curve.get_ydata(), curve.get_ydata()[::-1])  # symmetric in k
+    np.testing.assert_array_equal(smooth.get_xdata(), k[5:-5])
+    np.testing.assert_allclose(smooth.get_ydata(), running_mean(curve.get_ydata(), 11))
+
+
+def test_stretched_columns_plot_the_interpolated_table(fig):
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(20, 6))
+    top, bottom = draw_stretched_columns(fig, table, 47, columns=(0, 4))
+    stretched = interpolate_table(torch.tensor(table, dtype=torch.float32), 47).numpy()
+    for line, col in zip(top.get_lines(), (0, 4), strict=False):
+        np.testing.assert_allclose(line.get_ydata(), table[:, col], rtol=1e-6)
+    for line, col in zip(bottom.get_lines(), (0, 4), strict=False):
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(47))
+        np.testing.assert_allclose(line.get_ydata(), stretched[:, col], rtol=1e-6)
+    assert "L=20" in top.get_title() and "L'=47" in top.get_title()
+
+
+def test_stretched_columns_bad_length(fig):
+    with pytest.raises(ValueError, match="new_length"):
+        draw_stretched_columns(fig, np.zeros((10, 4)), 1, columns=(0,))
+
+
+def test_schematic_tags_every_method(fig):
+    ax = draw_injection_schematic(fig)
+    texts = [t.get_text() for t in ax.texts]
+    methods = {method for _, method, _ in INJECTION_POINTS}
+    assert methods == set(METHOD_COLORS) - {"none"}
+    for _, method, note in INJECTION_POINTS:
+        assert note in texts
+        patch = next(t for t in ax.texts if t.get_text() == note).get_bbox_patch()
+        assert matplotlib.colors.same_color(patch.get_facecolor(), METHOD_COLORS[method])
