@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from posenc.alibi import alibi_bias, alibi_slopes
+from posenc.alibi import alibi_bias, alibi_slopes, attention_span, bias_only_attention
 
 
 def official_get_slopes(n):
@@ -90,3 +90,59 @@ def test_bad_input():
         alibi_bias(4, 5, 3)
     with pytest.raises(TypeError, match="causal"):
         alibi_bias(4, 5, causal="yes")
+
+
+# --- chapter helpers: bias_only_attention, attention_span ---------------------------------
+
+
+@pytest.mark.parametrize("h,length", [(1, 1), (8, 16), (12, 40)])
+def test_bias_only_attention_is_the_softmax_of_the_last_bias_row(h, length):
+    last_row = torch.from_numpy(alibi_bias(h, length)[:, -1, :])  # keys 0 .. L-1
+    expected = F.softmax(last_row, -1).flip(-1).numpy()  # reversed: distance 0 first
+    np.testing.assert_allclose(bias_only_attention(alibi_slopes(h), length), expected,
+                               rtol=1e-12)
+
+
+def test_bias_only_attention_other_slopes():
+    np.testing.assert_allclose(bias_only_attention([0.0], 5), [[0.2] * 5])
+    w = bias_only_attention([-0.3, 0.3], 6)  # a negative slope favours far keys
+    assert np.all(np.diff(w[0]) > 0) and np.all(np.diff(w[1]) < 0)
+    np.testing.assert_allclose(w.sum(-1), 1.0)
+    assert np.all(np.isfinite(bias_only_attention([50.0], 1000)))  # no overflow
+
+
+@given(m=st.floats(0.01, 2.0), mass=st.floats(0.5, 0.99))
+def test_attention_span_closed_form_for_long_sequences(m, mass):
+    # share of the s nearest keys is 1 - exp(-m s) when m L >> 1
+    length = int(60 / m) + 10
+    s = np.log(1 / (1 - mass)) / m
+    if abs(s - round(s)) < 1e-6:  # skip exact ties, where round-off decides
+        return
+    span = attention_span(bias_only_attention([m], length), mass)
+    assert span[0] == int(np.ceil(s))
+
+
+def test_attention_span_simple_cases():
+    uniform = np.full((2, 10), 0.1)
+    np.testing.assert_array_equal(attention_span(uniform, 0.5), [5, 5])
+    np.testing.assert_array_equal(attention_span(uniform, 1.0), [10, 10])
+    assert attention_span([1.0, 0.0, 0.0], 0.9) == 1
+    np.testing.assert_array_equal(attention_span(bias_only_attention(alibi_slopes(8), 1024)),
+                                  [5, 10, 19, 37, 74, 148, 295, 551])
+
+
+def test_bad_input_chapter_helpers():
+    with pytest.raises(ValueError, match="slopes"):
+        bias_only_attention([], 4)
+    with pytest.raises(ValueError, match="slopes"):
+        bias_only_attention([np.nan], 4)
+    with pytest.raises(ValueError, match="key_length"):
+        bias_only_attention([0.5], 0)
+    with pytest.raises(ValueError, match="sum to 1"):
+        attention_span([0.5, 0.2])
+    with pytest.raises(ValueError, match=">= 0"):
+        attention_span([1.5, -0.5])
+    with pytest.raises(ValueError, match="mass"):
+        attention_span([0.5, 0.5], 1.5)
+    with pytest.raises(ValueError, match="mass"):
+        attention_span([0.5, 0.5], 0.0)

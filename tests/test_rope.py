@@ -8,10 +8,13 @@ from posenc.rope import (
     apply_rope,
     apply_rope_complex,
     interleaved_to_half,
+    interleaved_to_half_weight,
     rope_angles,
+    rope_angles_in_dtype,
     rope_frequencies,
     rope_relative_upper_bound,
     rope_rotation_matrix,
+    wrap_angle,
 )
 
 head_dims = st.integers(1, 32).map(lambda h: 2 * h)
@@ -214,3 +217,96 @@ def test_torch_paths_autograd_and_strided_inputs(layout, rng):
     np.testing.assert_allclose(out.detach().numpy(), expected, atol=1e-12)
     out.pow(2).sum().backward()  # rotation preserves norms: d|Rx|^2/dx = 2x
     np.testing.assert_allclose(leaf.grad.numpy(), 2 * q.numpy(), atol=1e-10)
+
+
+# --- chapter helpers: wrap_angle, rope_angles_in_dtype, interleaved_to_half_weight ---------
+
+
+def test_wrap_angle_values():
+    np.testing.assert_allclose(wrap_angle([0.0, np.pi, -np.pi, 3 * np.pi, 2 * np.pi, -0.5]),
+                               [0.0, np.pi, np.pi, np.pi, 0.0, -0.5], atol=1e-12)
+
+
+@given(a=st.floats(-1e4, 1e4))
+def test_wrap_angle_is_the_same_rotation_in_range(a):
+    w = wrap_angle(a)
+    assert -np.pi < w <= np.pi
+    assert np.isclose(np.cos(w), np.cos(a), atol=1e-9) and np.isclose(np.sin(w), np.sin(a),
+                                                                       atol=1e-9)
+
+
+def test_angles_in_float64_are_exact():
+    np.testing.assert_allclose(rope_angles_in_dtype(100, 16, dtype=torch.float64),
+                               rope_angles(np.arange(100), 16), rtol=1e-15)
+
+
+def test_half_precision_angles_are_wrong_at_long_positions():
+    n = 20000
+    exact = rope_angles(np.arange(n), 64)
+    bf16 = rope_angles_in_dtype(n, 64, dtype=torch.bfloat16)
+    # pair 0 has frequency 1 exactly: bf16 holds every integer up to 256, and not 257
+    np.testing.assert_array_equal(bf16[:257, 0], np.arange(257))
+    assert bf16[257, 0] != 257
+    assert np.abs(wrap_angle(bf16 - exact)).max() > 3.0
+    fp16 = rope_angles_in_dtype(n, 64, dtype=torch.float16)
+    np.testing.assert_array_equal(fp16[:2049, 0], np.arange(2049))
+    assert np.abs(wrap_angle(fp16 - exact)).max() > 3.0
+    fp32 = rope_angles_in_dtype(n, 64, dtype=torch.float32)
+    assert np.abs(wrap_angle(fp32 - exact)).max() < 1e-2
+
+
+def test_angles_in_dtype_bad_input():
+    with pytest.raises(TypeError, match="dtype"):
+        rope_angles_in_dtype(10, 8, dtype=np.float32)
+    with pytest.raises(TypeError, match="dtype"):
+        rope_angles_in_dtype(10, 8, dtype=torch.int32)
+    with pytest.raises(ValueError, match="num_positions"):
+        rope_angles_in_dtype(0, 8, dtype=torch.float32)
+    with pytest.raises(ValueError, match="head_dim"):
+        rope_angles_in_dtype(10, 7, dtype=torch.float32)
+
+
+def hf_conversion_permute(w, n_heads, dim1, dim2):
+    """Hugging Face convert_llama_weights_to_hf.py's permute, transcribed."""
+    return w.view(n_heads, dim1 // n_heads // 2, 2, dim2).transpose(1, 2).reshape(dim1, dim2)
+
+
+@pytest.mark.parametrize("heads,head_dim", [(1, 2), (4, 16), (8, 64)])
+def test_weight_permutation_matches_hugging_face(heads, head_dim):
+    w = torch.randn(heads * head_dim, 24)
+    expected = hf_conversion_permute(w, heads, heads * head_dim, 24)
+    torch.testing.assert_close(interleaved_to_half_weight(w, heads), expected)
+    np.testing.assert_array_equal(interleaved_to_half_weight(w.numpy(), heads), expected.numpy())
+
+
+@given(heads=st.integers(1, 4), half_dim=st.integers(1, 8), seed=st.integers(0, 2**16))
+def test_permuted_weights_give_the_same_scores_in_the_half_layout(heads, half_dim, seed):
+    rng = np.random.default_rng(seed)
+    head_dim, d_in, seq = 2 * half_dim, 12, 9
+    x = rng.standard_normal((seq, d_in))
+    w_q, w_k = rng.standard_normal((2, heads * head_dim, d_in))
+    b_q = rng.standard_normal(heads * head_dim)
+
+    def scores(wq, bq, wk, layout):
+        q = (x @ wq.T + bq).reshape(seq, heads, head_dim).transpose(1, 0, 2)  # [h, seq, hd]
+        k = (x @ wk.T).reshape(seq, heads, head_dim).transpose(1, 0, 2)
+        return apply_rope(q, layout=layout) @ apply_rope(k, layout=layout).transpose(0, 2, 1)
+
+    expected = scores(w_q, b_q, w_k, "interleaved")
+    converted = scores(interleaved_to_half_weight(w_q, heads),
+                       interleaved_to_half_weight(b_q, heads),
+                       interleaved_to_half_weight(w_k, heads), "half")
+    np.testing.assert_allclose(converted, expected, atol=1e-9)
+    if half_dim > 1:  # without the permutation the scores change
+        assert not np.allclose(scores(w_q, b_q, w_k, "half"), expected)
+
+
+def test_weight_permutation_bad_input():
+    with pytest.raises(ValueError, match="divisible"):
+        interleaved_to_half_weight(np.zeros((10, 3)), 4)
+    with pytest.raises(ValueError, match="even"):
+        interleaved_to_half_weight(np.zeros((12, 3)), 4)
+    with pytest.raises(TypeError, match="weight"):
+        interleaved_to_half_weight([[1.0, 2.0]], 1)
+    with pytest.raises(ValueError, match="num_heads"):
+        interleaved_to_half_weight(np.zeros((8, 3)), 0)

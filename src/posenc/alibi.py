@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from ._validation import check_int
+from ._validation import check_float, check_int
 
-__all__ = ["alibi_slopes", "alibi_bias"]
+__all__ = ["alibi_slopes", "alibi_bias", "bias_only_attention", "attention_span"]
 
 
 def _power_of_two_slopes(n: int) -> list[float]:
@@ -65,3 +65,42 @@ def alibi_bias(num_heads: int, query_length: int, key_length: int | None = None,
         return -slopes * np.abs(distance) + 0.0
     bias = -slopes * distance + 0.0
     return np.where(distance[None] >= 0, bias, -np.inf)
+
+
+# --- helpers for the ALiBi chapter: what a head attends to from its bias alone ---
+
+def bias_only_attention(slopes, key_length: int) -> np.ndarray:
+    """Attention weights a causal linear-bias head gives its keys when every ``q . k`` is equal.
+
+    For a query with ``key_length`` keys behind it (itself included), the key at
+    distance ``r = 0 .. key_length-1`` gets ``softmax_r(-m * r)``: the bias alone
+    decides. ``slopes`` may be any real numbers (ALiBi's are positive; a negative
+    slope favours *far* keys). Shape: ``slopes`` ``[h]`` -> ``[h, key_length]``,
+    column ``r`` is distance ``r``, each row sums to 1.
+    """
+    m = np.asarray(slopes, dtype=np.float64)
+    if m.ndim != 1 or m.size == 0 or not np.all(np.isfinite(m)):
+        raise ValueError(f"slopes must be a non-empty 1-D array of finite numbers, got {slopes!r}")
+    key_length = check_int("key_length", key_length)
+    logits = -m[:, None] * np.arange(key_length)[None, :]  # [h, L]
+    logits -= logits.max(axis=-1, keepdims=True)  # stable softmax
+    weights = np.exp(logits)
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def attention_span(weights, mass: float = 0.9) -> np.ndarray:
+    """How many of the nearest keys together hold at least ``mass`` of the attention.
+
+    ``weights`` are ordered by distance (as :func:`bias_only_attention` returns them)
+    and sum to 1 along the last axis. Shape ``[..., L]`` -> ``[...]``, int.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim < 1 or w.shape[-1] == 0 or np.any(w < 0) or not np.all(np.isfinite(w)):
+        raise ValueError("weights must be finite and >= 0, with keys on the last axis")
+    if not np.allclose(w.sum(axis=-1), 1.0):
+        raise ValueError("weights must sum to 1 along the last axis")
+    mass = check_float("mass", mass, greater_than=0.0)
+    if mass > 1:
+        raise ValueError(f"mass must be in (0, 1], got {mass}")
+    # a tiny tolerance so that mass=1 counts keys up to round-off, not past it
+    return (np.cumsum(w, axis=-1) < mass - 1e-12).sum(axis=-1) + 1

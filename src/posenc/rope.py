@@ -35,6 +35,9 @@ __all__ = [
     "rope_rotation_matrix",
     "interleaved_to_half",
     "rope_relative_upper_bound",
+    "wrap_angle",
+    "rope_angles_in_dtype",
+    "interleaved_to_half_weight",
 ]
 
 LAYOUTS = ("interleaved", "half")
@@ -262,9 +265,6 @@ def rope_relative_upper_bound(distances, head_dim: int, base: float = 10000.0) -
 
 
 # --- helpers for the RoPE chapter: angle wrapping, half-precision angles, checkpoint layouts ---
-
-__all__ += ["wrap_angle", "rope_angles_in_dtype", "interleaved_to_half_weight"]
-
 
 def wrap_angle(angles) -> np.ndarray:
     """Angles wrapped into ``(-pi, pi]``: where a rotation by ``angles`` points, float64.

@@ -1,0 +1,201 @@
+"""Draw functions for the slider figures of the RoPE and ALiBi chapters.
+
+Each ``draw_*(fig, **values)`` draws into a fresh matplotlib figure, the way
+:func:`posenc.sliders.slider_figure` calls it. The axes limits are fixed across
+slider values wherever that is possible, so that moving a slider shows a real
+change and not a rescaled axis.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import matplotlib as mpl
+import numpy as np
+
+from ._validation import check_float, check_int
+from .alibi import alibi_bias, alibi_slopes
+from .plotting import COLORS, METHOD_COLORS
+from .rope import apply_rope, rope_angles, rope_relative_upper_bound
+from .sliders import format_value
+
+__all__ = [
+    "draw_rope_pair",
+    "draw_rope_angles",
+    "draw_rope_decay",
+    "draw_alibi_slopes",
+    "draw_alibi_bias",
+    "slope_label",
+]
+
+ROPE = METHOD_COLORS["rope"]
+ALIBI = METHOD_COLORS["alibi"]
+GREY = "#888888"
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _power_label(base: int, exponent: int) -> str:
+    """``10⁻⁴`` in plain unicode: tick labels without mathtext, which is slow to render."""
+    return "1" if exponent == 0 else f"{base}{str(exponent).translate(_SUPERSCRIPTS)}"
+
+
+def _log_ticks(axis, exponents, base: int = 10):
+    """Major ticks at ``base ** exponents`` with plain-text labels, and no minor ticks."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    axis.set_major_locator(FixedLocator([float(base) ** e for e in exponents]))
+    axis.set_ticklabels([_power_label(base, e) for e in exponents])
+    axis.set_minor_locator(NullLocator())
+
+
+def draw_rope_pair(fig, position: int, theta: float = 0.5, max_position: int = 11,
+                   q=(1.0, 0.3)):
+    """One feature pair ``q`` rotated by ``position * theta`` (left) and its two coordinates
+    against position (right), with the current position marked."""
+    position = check_int("position", position, minimum=0)
+    max_position = check_int("max_position", max_position, minimum=position)
+    theta = check_float("theta", theta, greater_than=0.0)
+    q = np.asarray(q, dtype=np.float64)
+    pos = np.arange(max_position + 1)
+    trail = apply_rope(np.broadcast_to(q, (len(pos), 2)).copy(), pos,
+                       frequencies=[theta])  # [positions, 2]: the pair at every position
+    angle = position * theta
+    radius = float(np.linalg.norm(q))
+
+    ax, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.5]})
+    circle = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(radius * np.cos(circle), radius * np.sin(circle), color="#cccccc", lw=1)
+    ax.scatter(trail[:, 0], trail[:, 1], s=12, color=GREY, zorder=2)
+    ax.annotate("", xy=q, xytext=(0, 0),
+                arrowprops={"arrowstyle": "->", "color": GREY, "lw": 1.5})
+    ax.annotate("", xy=trail[position], xytext=(0, 0),
+                arrowprops={"arrowstyle": "->", "color": ROPE, "lw": 2.2})
+    start = np.arctan2(q[1], q[0])
+    arc = start + np.linspace(0, angle, 60)
+    ax.plot(0.35 * radius * np.cos(arc), 0.35 * radius * np.sin(arc), color=ROPE, lw=1)
+    ax.text(q[0], q[1] - 0.22, "q (m=0)", color="#555555", fontsize=9, ha="center")
+    ax.text(*(1.3 * trail[position]), f"m={position}", color=ROPE, fontsize=9,
+            ha="center", va="center")
+    lim = 1.45 * radius
+    ax.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect="equal", xticks=[], yticks=[])
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.set_title(f"angle m·θ = {angle:.2f} rad", fontsize=10)
+
+    ax2.plot(pos, trail[:, 0], "-o", ms=3, color=COLORS[0], label="first coordinate")
+    ax2.plot(pos, trail[:, 1], "-o", ms=3, color=COLORS[1], label="second coordinate")
+    ax2.axvline(position, color=ROPE, lw=1.2)
+    ax2.set(xlabel="position m", ylim=(-1.25 * radius, 1.6 * radius))
+    ax2.legend(loc="upper right", fontsize=8, ncol=2, frameon=False)
+    fig.suptitle(f"RoPE on one pair: position m={position}, "
+                 f"θ={format_value(theta)} rad per position", fontsize=11)
+    fig.subplots_adjust(top=0.8)
+
+
+def draw_rope_angles(fig, base: float, head_dim: int, position: int):
+    """Where every pair ``i`` points at ``position``: the angle ``position * theta_i`` modulo
+    ``2 pi``, coloured by whether the pair has completed a full turn yet."""
+    position = check_int("position", position)
+    angles = rope_angles(np.array([position]), head_dim, base)[0]  # [head_dim // 2]
+    pairs = np.arange(len(angles))
+    turned = angles >= 2 * np.pi
+    ax = fig.add_subplot()
+    ax.plot(pairs[turned], np.mod(angles[turned], 2 * np.pi), "o", ms=4, color=ROPE,
+            label=f"≥ 1 full turn ({int(turned.sum())} pairs)")
+    ax.plot(pairs[~turned], angles[~turned], "o", ms=4, color=COLORS[0],
+            label=f"< 1 turn: the angle is m·θᵢ itself ({int((~turned).sum())} pairs)")
+    ax.set(xlabel="pair i", ylabel="angle mod 2π (rad)", ylim=(-0.2, 2 * np.pi + 0.2),
+           xlim=(-0.5, len(angles) - 0.5), yticks=[0, np.pi / 2, np.pi, 1.5 * np.pi, 2 * np.pi],
+           yticklabels=["0", "π/2", "π", "3π/2", "2π"])
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8,
+              frameon=False)
+    ax.set_title(f"RoPE angles: base={format_value(base)}, head_dim={head_dim}, "
+                 f"position={position}")
+
+
+def draw_rope_decay(fig, base: float, head_dim: int = 128, max_distance: int = 100_000,
+                    reference_base: float = 10000.0):
+    """RoFormer's upper bound against relative distance (log axis): the bound itself (thin)
+    and its mean over log-spaced windows (thick), with ``reference_base`` in grey."""
+    max_distance = check_int("max_distance", max_distance, minimum=10)
+    r = np.unique(np.round(np.geomspace(1, max_distance, 1500)).astype(np.int64))
+    edges = np.geomspace(1, max_distance + 1, 41)
+    window = np.digitize(r, edges) - 1  # which log-spaced window each distance falls in
+    centres = np.sqrt(edges[:-1] * edges[1:])
+
+    def window_means(bound):
+        filled = np.bincount(window, minlength=40) > 0
+        sums = np.bincount(window, weights=bound, minlength=40)
+        return centres[filled], sums[filled] / np.bincount(window, minlength=40)[filled]
+
+    ax = fig.add_subplot()
+    if base != reference_base:
+        ref = rope_relative_upper_bound(r, head_dim, reference_base)
+        ax.semilogx(*window_means(ref), color="#aaaaaa", lw=2,
+                    label=f"base={format_value(reference_base)}, window mean")
+    bound = rope_relative_upper_bound(r, head_dim, base)
+    ax.semilogx(r, bound, color=ROPE, lw=0.5, alpha=0.45)
+    ax.semilogx(*window_means(bound), color=ROPE, lw=2,
+                label=f"base={format_value(base)}, window mean")
+    top = (head_dim // 2 + 1) / 2  # the bound at distance 0: mean of 1 .. head_dim/2
+    ax.set(xlabel="relative distance m − n", ylabel="bound (mean |Sⱼ|)", ylim=(0, 1.05 * top),
+           xlim=(1, max_distance))
+    _log_ticks(ax.xaxis, range(int(np.log10(max_distance)) + 1))
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    ax.set_title(f"RoFormer's bound: head_dim={head_dim}, base={format_value(base)}")
+
+
+def slope_label(slope: float) -> str:
+    """Short exact name of an ALiBi slope: ``0.125`` -> ``"1/8"``, ``2**-0.5`` -> ``"2^-0.5"``."""
+    exponent = float(np.log2(slope))
+    if abs(exponent - round(exponent)) < 1e-9:  # 2**-4 computed as (2**-0.5)**8 is not exact
+        return str(Fraction(2.0 ** round(exponent)).limit_denominator(1 << 20))
+    return f"2^{exponent:.6g}"
+
+
+def draw_alibi_slopes(fig, num_heads: int):
+    """ALiBi's slopes per head on a log scale, marking which come from the ``2c`` sequence
+    when ``num_heads`` is not a power of two; the naive ``2^(-8h/n)`` in grey."""
+    num_heads = check_int("num_heads", num_heads)
+    slopes = alibi_slopes(num_heads)
+    heads = np.arange(1, num_heads + 1)
+    c = 2 ** int(np.floor(np.log2(num_heads)))
+    ax = fig.add_subplot()
+    ax.semilogy(heads, 2.0 ** (-8.0 * heads / num_heads), "--", color="#bbbbbb", lw=1,
+                label="2^(−8h/n), not used")
+    ax.semilogy(heads[:c], slopes[:c], "o", color=ALIBI, ms=6,
+                label=f"geometric, as for {c} heads")
+    if c < num_heads:
+        ax.semilogy(heads[c:], slopes[c:], "s", color=COLORS[1], ms=6,
+                    label=f"odd terms of the {2 * c}-head sequence")
+    for h, s in zip(heads, slopes, strict=True):
+        if num_heads <= 8:
+            ax.annotate(slope_label(s), (h, s), textcoords="offset points", xytext=(6, 3),
+                        fontsize=8)
+    ax.set(xlabel="head h", ylabel="slope m", ylim=(2 ** -9, 1.5), xlim=(0.5, 16.5),
+           xticks=range(1, 17))
+    _log_ticks(ax.yaxis, range(-8, 1, 2), base=2)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=8,
+              frameon=False)
+    ax.set_title(f"ALiBi slopes, num_heads={num_heads}")
+
+
+def draw_alibi_bias(fig, num_heads: int, head: int, length: int):
+    """The causal bias matrix of one head (1-based ``head``). The colour scale depends on
+    ``length`` only, so heads compare directly; grey cells are masked (``-inf``)."""
+    num_heads = check_int("num_heads", num_heads)
+    head = check_int("head", head)
+    if head > num_heads:
+        raise ValueError(f"head must be in 1 .. num_heads={num_heads}, got {head}")
+    bias = alibi_bias(num_heads, length)[head - 1]  # [length, length]
+    slope = alibi_slopes(num_heads)[head - 1]
+    ax = fig.add_subplot()
+    cmap = mpl.colormaps["viridis"].with_extremes(bad="#d9d9d9")
+    low = -(length - 1) * 2 ** -0.5  # the most negative value of any head shown
+    image = ax.imshow(np.ma.masked_invalid(bias), cmap=cmap, vmin=low, vmax=0,
+                      interpolation="nearest")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.03, label="bias")
+    ax.set(xlabel="key j", ylabel="query i")
+    ax.grid(False)
+    ax.set_title(f"heads={num_heads}, head {head}: slope m = {slope_label(slope)}"
+                 f" = {slope:.4g}, length={length}", fontsize=10)
