@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from tests.browser.sitecheck import (  # noqa: E402
     JS_ARM_LATENCY,
     JS_SLIDERS,
+    JS_WIDGETS_SETTLED,
     SITE,
     content_pages,
     launch,
@@ -81,6 +82,7 @@ def page_weights_and_latency() -> dict:
                     entry = pages.setdefault(path, {})
                     entry["gzip_bytes" if compress else "raw_bytes"] = int(sum(sizes.values()))
                     if compress:
+                        page.wait_for_function(JS_WIDGETS_SETTLED, timeout=20000)
                         latencies = []
                         for s in page.evaluate(JS_SLIDERS):
                             page.evaluate(JS_ARM_LATENCY, s["index"])

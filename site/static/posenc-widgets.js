@@ -118,21 +118,45 @@
     return wrap;
   }
 
+  /* Frames not on show are built and decoded in idle time after the page has
+   * loaded, so that moving a slider only toggles which frame is displayed. */
+  var warmQueue = [];
+  function warmUp(deadline) {
+    while (warmQueue.length && (!deadline || deadline.timeRemaining() > 2)) warmQueue.shift()();
+    if (warmQueue.length) idle(warmUp);
+    else document.documentElement.setAttribute("data-posenc-widgets", "warm");
+  }
+  function idle(fn) {
+    if (window.requestIdleCallback) window.requestIdleCallback(fn, { timeout: 500 });
+    else window.setTimeout(fn, 30);
+  }
+
   function stack(store, id, s) {
     var div = el("div", "posenc-stack");
     var kids = (s.children || []).map(ref);
-    var rendered = {};  // a frame is rendered the first time it is shown, then kept
-    function show(i) {
-      for (var k in rendered) rendered[k].style.display = "none";
-      if (i === null || i === undefined || !kids[i]) return;
+    var rendered = {};
+    var current = null;
+    function build(i) {
       if (!rendered[i]) {
         rendered[i] = render(store, kids[i]);
+        rendered[i].style.display = "none";
         div.appendChild(rendered[i]);
+        rendered[i].querySelectorAll("img").forEach(function (img) {
+          if (img.decode) img.decode().catch(function () {});
+        });
       }
-      rendered[i].style.display = "";
+      return rendered[i];
+    }
+    function show(i) {
+      if (i === null || i === undefined || !kids[i]) return;
+      var next = build(i);
+      if (current !== null && rendered[current] !== next) rendered[current].style.display = "none";
+      next.style.display = "";
+      current = i;
     }
     show(s.selected_index);
     store.on(id, "selected_index", show);
+    kids.forEach(function (_, i) { warmQueue.push(function () { build(i); }); });
     return div;
   }
 
@@ -160,6 +184,7 @@
       tag.parentNode.replaceChild(root, tag);
     });
     document.documentElement.setAttribute("data-posenc-widgets", "ready");
+    idle(warmUp);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", main);

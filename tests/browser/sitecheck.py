@@ -103,6 +103,12 @@ JS_SLIDERS = """
 
 # Resolves with ms from the keydown to the first animation frame at which the new
 # figure is in the DOM, visible and decoded.
+# Every frame built and decoded (posenc-widgets.js marks the page "warm"), or no widgets.
+JS_WIDGETS_SETTLED = """
+() => !document.querySelector('script[type="application/vnd.jupyter.widget-state+json"]')
+      || document.documentElement.dataset.posencWidgets === 'warm'
+"""
+
 JS_ARM_LATENCY = """
 (index) => {
   const input = document.querySelectorAll('.posenc-widget input[type=range]')[index];
