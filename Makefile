@@ -72,7 +72,9 @@ test: lint unit notebooks book browser
 lab: $(STAMP)
 	$(BIN)/jupyter lab book/
 
+# rotary-embedding-torch is a peer in the RoPE benchmark only, so it is not in requirements.txt
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet rotary-embedding-torch==0.9.1
 	$(BIN)/python benchmarks/bench_rope.py
 	$(BIN)/python benchmarks/bench_site.py
 
