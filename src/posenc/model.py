@@ -1,0 +1,220 @@
+"""A tiny decoder-only Transformer language model with a switchable position encoding.
+
+nanoGPT-sized and nanoGPT-shaped: token embedding, ``num_layers`` pre-norm blocks
+(``x + attn(LN(x))``, then ``x + mlp(LN(x))``), a final LayerNorm and a linear
+head to next-token logits. Attention is :class:`posenc.nn.MultiHeadSelfAttention`
+with ``causal=True``, so the library's one definition of each encoding is the one
+the LM trains with.
+
+Where the position enters depends on the kind of encoding:
+
+* absolute (``"sinusoidal"``, ``"learned"``): a ``[seq, d_model]`` table is added
+  ONCE to the token embeddings, as in the original Transformer and GPT-2; the
+  blocks' attention then runs with ``position="none"``.
+* relative (``"rope"``, ``"alibi"``, ``"t5"``, ``"shaw"``): act inside attention in
+  EVERY block. The T5 bias table is shared by all blocks, as in T5 itself
+  (``share_t5_bias=False`` gives each block its own); RoPE and ALiBi have no
+  parameters; Shaw's tables are per block, as in Shaw et al.
+* ``"none"`` (NoPE, Kazemnejad et al., 2023): no encoding anywhere. A causal
+  decoder can still infer position: the causal mask itself breaks permutation
+  symmetry (a token can count how many tokens it attends to).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._validation import check_base, check_choice, check_frequencies, check_int
+from .nn import (
+    POSITION_METHODS,
+    LearnedPositionalEmbedding,
+    MultiHeadSelfAttention,
+    RotaryEmbedding,
+    SinusoidalPositionalEncoding,
+)
+
+__all__ = ["ABSOLUTE_METHODS", "TinyLMConfig", "FeedForward", "Block", "TinyLM"]
+
+#: Encodings added once to the embeddings; every other method acts inside attention.
+ABSOLUTE_METHODS = ("sinusoidal", "learned")
+
+
+@dataclass(frozen=True)
+class TinyLMConfig:
+    """Everything that defines a :class:`TinyLM`.
+
+    ``vocab_size`` tokens (256 for bytes); ``d_model`` wide, ``num_heads`` heads,
+    ``num_layers`` blocks with a ``d_ff``-wide MLP. ``position`` is one of
+    :data:`posenc.nn.POSITION_METHODS`. ``max_positions`` is the size of the learned
+    table (``position="learned"``): past it the model raises ``ValueError`` unless
+    ``interpolate="linear"``. ``base`` is the sinusoidal / RoPE base.
+    ``t5_num_buckets`` / ``t5_max_distance`` set T5's buckets; ``share_t5_bias`` shares
+    one T5 table across blocks (T5 does). ``shaw_max_distance`` clips Shaw's distances.
+    """
+
+    vocab_size: int = 256
+    d_model: int = 64
+    num_heads: int = 4
+    num_layers: int = 2
+    d_ff: int = 256
+    position: str = "none"
+    max_positions: int = 64
+    interpolate: str = "none"
+    base: float = 10000.0
+    t5_num_buckets: int = 32
+    t5_max_distance: int = 128
+    share_t5_bias: bool = True
+    shaw_max_distance: int = 16
+
+    def __post_init__(self):
+        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff",
+                     "max_positions", "t5_max_distance", "shaw_max_distance"):
+            check_int(name, getattr(self, name))
+        check_int("t5_num_buckets", self.t5_num_buckets, minimum=2)
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by num_heads "
+                             f"({self.num_heads})")
+        check_choice("position", self.position, POSITION_METHODS)
+        check_choice("interpolate", self.interpolate, LearnedPositionalEmbedding.INTERPOLATIONS)
+        check_base(self.base)
+        if not isinstance(self.share_t5_bias, bool):
+            raise TypeError(f"share_t5_bias must be True or False, got {self.share_t5_bias!r}")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.num_heads
+
+    def replace(self, **changes) -> TinyLMConfig:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+class FeedForward(nn.Module):
+    """The position-wise MLP: ``Linear(d_model, d_ff) -> GELU -> Linear(d_ff, d_model)``.
+
+    Shape: ``[batch, seq, d_model]`` to ``[batch, seq, d_model]``.
+    """
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.up = nn.Linear(d_model, d_ff)
+        self.down = nn.Linear(d_ff, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(F.gelu(self.up(x)))
+
+
+class Block(nn.Module):
+    """One pre-norm decoder block: ``x + attn(LN(x))``, then ``x + mlp(LN(x))``.
+
+    Shape: ``[batch, seq, d_model]`` to ``[batch, seq, d_model]``. The attention uses the
+    config's position method if it is relative, ``"none"`` if it is absolute (the
+    absolute table was already added at the embeddings).
+    """
+
+    def __init__(self, config: TinyLMConfig):
+        super().__init__()
+        attention_position = "none" if config.position in ABSOLUTE_METHODS else config.position
+        self.ln_attn = nn.LayerNorm(config.d_model)
+        self.attn = MultiHeadSelfAttention(
+            config.d_model, config.num_heads, attention_position, causal=True,
+            base=config.base, num_buckets=config.t5_num_buckets,
+            max_distance=config.t5_max_distance, shaw_max_distance=config.shaw_max_distance)
+        self.ln_mlp = nn.LayerNorm(config.d_model)
+        self.mlp = FeedForward(config.d_model, config.d_ff)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln_attn(x))
+        return x + self.mlp(self.ln_mlp(x))
+
+
+class TinyLM(nn.Module):
+    """Decoder-only language model.
+
+    Shape: ``forward(tokens)`` maps int64 ``[batch, seq]`` to logits
+    ``[batch, seq, vocab_size]``; logit ``t`` predicts token ``t + 1`` and sees only
+    tokens ``0 .. t``.
+
+    Initialisation: linear layers and the head ``N(0, 0.02)`` with zero biases (GPT-2).
+    Embeddings follow fairseq, the code base of the ALiBi paper: token embeddings
+    ``N(0, 1)`` (fairseq's ``N(0, 1/d_model)`` times its ``sqrt(d_model)`` embedding scale,
+    as in Vaswani et al.), so a sinusoidal table (entries in ``[-1, 1]``) neither drowns
+    the tokens nor vanishes beside them; a learned table ``N(0, 1/d_model)``.
+    """
+
+    def __init__(self, config: TinyLMConfig):
+        super().__init__()
+        if not isinstance(config, TinyLMConfig):
+            raise TypeError(f"config must be a TinyLMConfig, got {type(config).__name__}")
+        self.config = config
+        self.token_embedding = nn.Embedding(config.vocab_size, config.d_model)
+        self.position_embedding = None
+        if config.position == "sinusoidal":
+            self.position_embedding = SinusoidalPositionalEncoding(config.d_model, config.base)
+        elif config.position == "learned":
+            self.position_embedding = LearnedPositionalEmbedding(
+                config.max_positions, config.d_model, interpolate=config.interpolate,
+                init_std=config.d_model ** -0.5)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.num_layers))
+        self.ln_final = nn.LayerNorm(config.d_model)
+        self.head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.apply(self._init_weights)
+        nn.init.normal_(self.token_embedding.weight, std=1.0)
+        if config.position == "t5" and config.share_t5_bias:
+            shared = self.blocks[0].attn.encoding
+            for block in self.blocks[1:]:
+                block.attn.encoding = shared  # one table, as in T5
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, std=0.02)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        if tokens.ndim != 2 or tokens.dtype not in (torch.int64, torch.int32):
+            raise ValueError(f"tokens must be an integer tensor [batch, seq], got "
+                             f"{tuple(tokens.shape)} {tokens.dtype}")
+        seq = tokens.shape[1]
+        x = self.token_embedding(tokens)  # [batch, seq, d_model]
+        if self.position_embedding is not None:
+            if (self.config.position == "learned" and self.config.interpolate == "none"
+                    and seq > self.config.max_positions):
+                raise ValueError(
+                    f"sequence length {seq} exceeds max_positions={self.config.max_positions}: "
+                    "this LM's learned position table has no row for positions >= "
+                    f"{self.config.max_positions} (build it with interpolate='linear' to "
+                    "stretch the table instead)")
+            x = x + self.position_embedding(seq).to(x.dtype)  # [seq, d_model] broadcasts
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_final(x))  # [batch, seq, vocab_size]
+
+    def rotary_embeddings(self) -> list[RotaryEmbedding]:
+        """The RoPE modules of every block (empty unless ``position="rope"``)."""
+        return [b.attn.encoding for b in self.blocks
+                if isinstance(b.attn.encoding, RotaryEmbedding)]
+
+    def set_rope_frequencies(self, frequencies=None) -> None:
+        """Use ``frequencies`` (``[head_dim // 2]``, e.g. Position Interpolation's
+        ``theta / s``) in every block from now on; ``None`` restores ``base ** (-2i/d)``."""
+        rotaries = self.rotary_embeddings()
+        if not rotaries:
+            raise ValueError(f"set_rope_frequencies needs position='rope', got "
+                             f"{self.config.position!r}")
+        if frequencies is not None:
+            frequencies = check_frequencies(frequencies, self.config.head_dim // 2)
+        for rotary in rotaries:
+            rotary.frequencies = frequencies
+
+    def num_parameters(self) -> int:
+        """Trainable parameters, each shared tensor counted once."""
+        return sum(p.numel() for p in self.parameters())
