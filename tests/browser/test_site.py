@@ -6,6 +6,7 @@ must switch its figure -- to the figure for the value it shows.
 """
 
 import re
+import statistics
 
 import pytest
 
@@ -92,13 +93,18 @@ def test_slider_response_is_fast(visit, page_path):
     if not sliders:
         pytest.skip("no sliders on this page")
     v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=20000)  # as a reader finds it
-    worst = 0.0
+    typical = {}
     for s in sliders:
-        v.page.evaluate(JS_ARM_LATENCY, s["index"])
-        key = "ArrowLeft" if s["value"] == s["max"] else "ArrowRight"
-        v.page.locator(".posenc-widget input[type=range]").nth(s["index"]).press(key)
-        worst = max(worst, v.page.evaluate("window.__posencLatency"))
-    assert worst <= SLIDER_BUDGET_MS, f"slowest slider took {worst:.1f} ms"
+        presses = []
+        for _ in range(3):  # the median of three presses, so one scheduler hiccup is not a verdict
+            now = v.page.evaluate(JS_SLIDERS)[s["index"]]
+            v.page.evaluate(JS_ARM_LATENCY, s["index"])
+            key = "ArrowLeft" if now["value"] == now["max"] else "ArrowRight"
+            v.page.locator(".posenc-widget input[type=range]").nth(s["index"]).press(key)
+            presses.append(v.page.evaluate("window.__posencLatency"))
+        typical[f"{s['index']}:{s['label']}"] = statistics.median(presses)
+    slow = {k: round(ms, 1) for k, ms in typical.items() if ms > SLIDER_BUDGET_MS}
+    assert slow == {}, f"sliders slower than {SLIDER_BUDGET_MS} ms: {slow}"
 
 
 def test_dark_mode_toggle_and_readable_figures(visit, page_path, screenshots):
