@@ -36,9 +36,9 @@ book: $(STAMP)
 # Same build, but notebooks are re-executed only when their code cells changed.
 # Caveat: an edit to src/posenc does NOT re-run the notebooks; use `make book` for that.
 book-cached: $(STAMP)
-	mkdir -p _build
-	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > _build/_config_cached.yml
-	$(BIN)/jupyter-book build . --config _build/_config_cached.yml -W -n --keep-going
+	@# beside _config.yml, because paths in it (local_extensions) are relative to it
+	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > .config_cached.yml
+	$(BIN)/jupyter-book build . --config .config_cached.yml -W -n --keep-going
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks book site
