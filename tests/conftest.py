@@ -11,6 +11,15 @@ torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
 
 
 @pytest.fixture
+def one_thread():
+    """Tiny models: one thread is faster, and a second one crawls on a busy CPU."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(0)
 

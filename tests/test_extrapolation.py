@@ -45,12 +45,7 @@ TINY_ARGS = ["--encodings", ",".join(TINY["encodings"])] + [
     for arg in ("--" + key.replace("_", "-"), str(value))]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest.py
 
 
 # --- the corpus -----------------------------------------------------------------------

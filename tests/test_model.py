@@ -11,13 +11,7 @@ SMALL = dict(vocab_size=50, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_
              t5_num_buckets=8, t5_max_distance=16, shaw_max_distance=4)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models: one thread is faster, and a second one crawls on a busy CPU."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest.py
 
 
 def make_lm(position, seed=0, dtype=torch.float64, **changes):
