@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_choice, check_int
+from ._validation import check_choice, check_even_int, check_int
 from .alibi import alibi_slopes
 from .plotting import METHOD_COLORS
 from .relative import t5_relative_bucket
-from .rope import rope_frequencies
 from .sinusoidal import sinusoidal_dot_product
 
 __all__ = [
@@ -162,9 +161,10 @@ def rope_mean_score(distances, head_dim: int = 64, base: float = 10000.0) -> np.
     ``2 cos(k theta_i)``; so the result is ``mean_i cos(k theta_i)``. 1 at ``k = 0``.
     Shape: that of ``distances``.
     """
-    theta = rope_frequencies(head_dim, base)  # [head_dim // 2]
-    k = np.asarray(distances, dtype=np.float64)
-    return np.cos(k[..., None] * theta).mean(axis=-1)
+    head_dim = check_even_int("head_dim", head_dim)
+    # RoPE's theta_i are the sinusoidal w_i for d_model = head_dim, so this is the
+    # same sum of cosines: one definition, in sinusoidal_dot_product
+    return sinusoidal_similarity(distances, head_dim, base)
 
 
 def alibi_weight_factor(distances, num_heads: int = 8) -> np.ndarray:
