@@ -31,10 +31,11 @@ from posenc.experiments.extrapolation import (
     rope_pi_frequencies,
     run_experiment,
 )
+from posenc.results import load_results, results_path
 from posenc.rope import rope_frequencies
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMITTED = ROOT / "book" / "extrapolation_results.json"
+COMMITTED = results_path("extrapolation_results.json")
 
 TINY = dict(encodings=("none", "sinusoidal", "learned", "rope", "alibi", "t5"), train_length=8,
             d_model=16, num_heads=2, num_layers=1, d_ff=32, t5_num_buckets=8,
@@ -237,8 +238,8 @@ def test_committed_results_come_from_the_current_default_config(committed):
     ("shaw", dict(encodings=("shaw",))),  # an exercise's answer
 ])
 def test_committed_side_runs_match_their_documented_commands(name, changes):
-    """book/extrapolation_results_<name>.json: the full defaults with the chapter's options."""
-    side = json.loads((ROOT / "book" / f"extrapolation_results_{name}.json").read_text())
+    """results/extrapolation_results_<name>.json: the full defaults with the chapter's options."""
+    side = load_results(f"extrapolation_results_{name}.json")
     expected = dataclasses.replace(PRESETS["full"], **changes)
     assert side["config"] == expected.to_dict()
     assert list(side["variants"]) == list(expected.variants)

@@ -6,7 +6,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from posenc.figures_absolute import (
+from posenc.figures.absolute import (
     INJECTION_POINTS,
     draw_dot_product,
     draw_injection_schematic,
@@ -15,8 +15,8 @@ from posenc.figures_absolute import (
     draw_wavelengths,
     running_mean,
 )
+from posenc.figures.style import METHOD_COLORS
 from posenc.nn.absolute import interpolate_table
-from posenc.plotting import METHOD_COLORS
 from posenc.sinusoidal import (
     sinusoidal_dot_product,
     sinusoidal_encoding,

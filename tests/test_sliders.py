@@ -3,7 +3,7 @@ import re
 import ipywidgets as widgets
 import pytest
 
-from posenc.sliders import format_value, log_steps, slider_figure
+from posenc.figures.sliders import format_value, log_steps, slider_figure
 
 
 def draw(fig, a, b=1):

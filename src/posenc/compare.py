@@ -23,7 +23,7 @@ import numpy as np
 
 from ._validation import check_choice, check_even_int, check_int
 from .alibi import alibi_slopes
-from .plotting import METHOD_COLORS
+from .figures.style import METHOD_COLORS
 from .relative import t5_relative_bucket
 from .sinusoidal import sinusoidal_dot_product
 

@@ -16,7 +16,8 @@ evaluation-time variants reuse trained weights:
 
 Run it (the full configuration takes minutes; see the chapter for timings)::
 
-    python -m posenc.experiments.extrapolation --output book/extrapolation_results.json
+    python -m posenc.experiments.extrapolation \
+        --output src/posenc/results/extrapolation_results.json
 
 ``--preset small`` is the configuration the chapter runs live; every field can be
 overridden (``--help``). The same command on the same machine gives the same numbers.
@@ -481,7 +482,7 @@ LINESTYLES = {"learned_interp": "--", "rope_pi": "--"}
 
 def variant_color(variant: str) -> str:
     """The course colour of a variant (that of the encoding it was trained with)."""
-    from ..plotting import METHOD_COLORS
+    from ..figures.style import METHOD_COLORS
 
     return METHOD_COLORS[DERIVED_VARIANTS.get(variant, variant)]
 

@@ -1,7 +1,7 @@
 """Draw functions for the figures of the first three chapters (order, sinusoidal, learned).
 
 Each ``draw_*(fig, ...)`` draws into a fresh matplotlib figure, so it can be handed
-to :func:`posenc.sliders.slider_figure` (the slider values are its keyword
+to :func:`posenc.figures.sliders.slider_figure` (the slider values are its keyword
 arguments) or called once for a static figure. The numbers come from
 :mod:`posenc.sinusoidal` and :mod:`posenc.nn`: nothing is computed twice.
 """
@@ -12,10 +12,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from ._validation import check_int
-from .plotting import COLORS, METHOD_COLORS
-from .sinusoidal import sinusoidal_dot_product, sinusoidal_encoding, sinusoidal_wavelengths
+from .._validation import check_int
+from ..sinusoidal import sinusoidal_dot_product, sinusoidal_encoding, sinusoidal_wavelengths
 from .sliders import format_value
+from .style import COLORS, METHOD_COLORS
 
 __all__ = [
     "running_mean",
@@ -142,7 +142,7 @@ def draw_stretched_columns(fig, table, new_length: int, columns=(3, 5, 9)):
     """
     import torch
 
-    from .nn.absolute import interpolate_table
+    from ..nn.absolute import interpolate_table
 
     table = torch.as_tensor(np.asarray(table, dtype=np.float32))
     length = table.shape[0]
@@ -184,7 +184,7 @@ def draw_injection_schematic(fig):
     """Schematic of one attention layer with the point where each method adds position.
 
     Boxes are the stages of self-attention, left to right; coloured tags (one
-    colour per method, :data:`posenc.plotting.METHOD_COLORS`) hang at the stage
+    colour per method, :data:`posenc.figures.style.METHOD_COLORS`) hang at the stage
     where that method injects position: above the row for the first method at a
     stage, below it for the second. Returns the axes.
     """

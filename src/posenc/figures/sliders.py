@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 
-from .plotting import COURSE_RC, figure_bytes
+from .style import COURSE_RC, figure_bytes
 
 __all__ = ["slider_figure", "format_value", "log_steps"]
 

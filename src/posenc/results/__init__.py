@@ -1,0 +1,33 @@
+"""Committed experiment results, shipped with the library.
+
+The chapters load their data through :func:`load_results`, not through a path
+relative to the notebook, so a chapter downloaded on its own (with ``posenc``
+installed) finds its data wherever it runs.
+
+Each file is written by ``python -m posenc.experiments.extrapolation --output ...``
+and holds its configuration and the corpus hashes beside the numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RESULTS_DIR = Path(__file__).resolve().parent
+
+
+def results_path(name: str) -> Path:
+    """The path of the committed results file ``name`` (e.g. ``"extrapolation_results.json"``)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str naming a results file, got {type(name).__name__}")
+    path = RESULTS_DIR / name
+    if path.parent != RESULTS_DIR or not path.is_file():
+        available = ", ".join(sorted(p.name for p in RESULTS_DIR.glob("*.json")))
+        raise ValueError(
+            f"name must be one of the committed results files ({available}), got {name!r}")
+    return path
+
+
+def load_results(name: str) -> dict:
+    """The parsed JSON of the committed results file ``name``."""
+    return json.loads(results_path(name).read_text())
