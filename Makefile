@@ -4,26 +4,43 @@
 # Both create .venv and install requirements.txt into it first.
 
 PYTHON ?= python3.11
+# Where torch comes from: PyTorch's CPU-only wheels by default (a few hundred MB). On Linux the
+# ordinary package index serves the CUDA build, several GB with its nvidia-* packages.
+# A GPU build instead: make lab TORCH_INDEX=https://download.pytorch.org/whl/cu128
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_PIN := $(shell sed -n 's/^torch==//p' requirements.txt)
+# make lab: JupyterLab's address and extra options, e.g. on a remote or headless machine
+#   make lab LAB_IP=0.0.0.0 LAB_PORT=8890 LAB_ARGS="--no-browser"
+LAB_IP   ?= 127.0.0.1
+LAB_PORT ?= 8888
+LAB_ARGS ?=
+ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: help book book-cached test lint unit notebooks golden browser chromium lab bench clean
+.PHONY: help book book-cached test lint unit notebooks golden browser chromium lab git-filter local bench clean
 
 help:
 	@echo "make book         build the site into _build/html (every notebook executed)"
 	@echo "make test         lint + unit tests + nbval on every notebook + the -W build + browser tests"
-	@echo "make lab          open the chapters in JupyterLab"
+	@echo "make lab          open the chapters in JupyterLab (LAB_IP, LAB_PORT, LAB_ARGS; TORCH_INDEX)"
 	@echo "make book-cached  quicker rebuild for authors: re-runs only notebooks whose code changed"
 	@echo "make bench        run the benchmarks in benchmarks/"
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml site/jupyterlab-overrides.json
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or: make PYTHON=python3)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@# torch alone first, from TORCH_INDEX (a wheel that pip already finds locally counts too);
+	@# its dependencies then come from the ordinary index with everything else.
+	$(BIN)/python -m pip install --quiet --no-deps "torch==$(TORCH_PIN)" --index-url $(TORCH_INDEX)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@# JupyterLab defaults for the course: save widget state, so sliders survive a reopen
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp site/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
 # The site. -W: any warning (a broken reference, a failing cell) fails the build.
@@ -44,7 +61,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks book site
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests -q --ignore=tests/browser
+	$(BIN)/python -m pytest tests -q --ignore=tests/browser --ignore=tests/local
 
 # nbval runs every cell of every notebook; cells tagged nbval-check-output must print
 # exactly their golden output (tests/golden/, see tests/nbgolden.py).
@@ -67,10 +84,24 @@ chromium:
 browser: $(STAMP) chromium
 	$(BIN)/python -m pytest tests/browser -q
 
-test: lint unit notebooks book browser
+# The reader's local path: JupyterLab in a browser (tests/local/test_lab.py) and a downloaded
+# chapter run outside the repository after the documented one-line install.
+local: $(STAMP) chromium
+	$(BIN)/python -m pytest tests/local -q
 
-lab: $(STAMP)
-	$(BIN)/jupyter lab book/
+test: lint unit notebooks book browser local
+
+# Opens JupyterLab on book/. As root (e.g. in a container) it adds --allow-root. In a git clone
+# it also turns on the notebook filter in .gitattributes, so outputs and saved widget state
+# never reach a commit (the working copy keeps them).
+lab: $(STAMP) git-filter
+	$(BIN)/jupyter lab --notebook-dir=book --ip=$(LAB_IP) --port=$(LAB_PORT) $(ROOT_FLAG) $(LAB_ARGS)
+
+git-filter:
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git config filter.posenc-notebook.clean "$(CURDIR)/$(BIN)/python tests/nbstrip.py"; \
+		git config filter.posenc-notebook.smudge cat; \
+	fi
 
 # rotary-embedding-torch is a peer in the RoPE benchmark only, so it is not in requirements.txt
 bench: $(STAMP)

@@ -1,0 +1,90 @@
+"""Fixtures for the reader's local path: JupyterLab as `make lab` sets it up, in a browser."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOK = ROOT / "book"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update"]
+TOKEN = "posenc-test"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    """A JupyterLab server on 127.0.0.1 over a folder, started as `make lab` starts it."""
+
+    def __init__(self, folder: Path, home: Path):
+        self.folder, self.port = folder, free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ, HOME=str(home), JUPYTER_CONFIG_DIR=str(home / "config"),
+                   JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
+                   JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
+        jupyter = Path(sys.executable).with_name("jupyter")
+        args = [str(jupyter), "lab", "--no-browser", f"--port={self.port}", "--ip=127.0.0.1",
+                f"--notebook-dir={folder}", f"--IdentityProvider.token={TOKEN}",
+                "--LabApp.expose_app_in_browser=True"]
+        if os.geteuid() == 0:
+            args.append("--allow-root")
+        # Test-only user setting: every cell stays in the page, so the test can find it.
+        settings = home / "settings" / "@jupyterlab" / "notebook-extension"
+        settings.mkdir(parents=True)
+        (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+        self.log = open(home / "lab.log", "w")  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(args, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(f"{self.url}/api/status?token={TOKEN}", timeout=2)
+                return
+            time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"JupyterLab did not start: {(home / 'lab.log').read_text()[-2000:]}")
+
+    def api(self, path: str, method: str = "GET"):
+        request = urllib.request.Request(f"{self.url}/api/{path}?token={TOKEN}", method=method)
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("chapters")
+    home = tmp_path_factory.mktemp("home")
+    server = Lab(folder, home)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
