@@ -11,12 +11,12 @@ from posenc.compare import (
     METHODS,
     alibi_weight_factor,
     attention_core_cost,
-    draw_distance_comparison,
     extra_attention_cost,
     position_parameter_count,
     rope_mean_score,
     sinusoidal_similarity,
 )
+from posenc.figures.compare import draw_distance_comparison
 from posenc.nn import (
     ALiBiBias,
     LearnedPositionalEmbedding,
