@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 from pathlib import Path
 
@@ -48,11 +49,17 @@ def _parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--output", default="extrapolation_results.json",
                         help="where to write the results JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--register", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first (repeatable): a module that registers your "
+                             "own position method with posenc.nn.register_position, whose "
+                             "name --encodings may then use")
     return parser.parse_args(argv)
 
 
 def main(argv=None) -> dict:
     args = _parse_args(argv)
+    for module in args.register:
+        importlib.import_module(module)  # registers its position methods
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(ExtrapolationConfig)
                  if getattr(args, f.name, None) is not None}
     config = dataclasses.replace(PRESETS[args.preset], **overrides)
