@@ -257,7 +257,7 @@ def rope_angles_in_dtype(num_positions: int, head_dim: int, base: float = 10000.
         raise TypeError(f"dtype must be a torch floating-point dtype, got {dtype!r}")
     positions = torch.arange(num_positions, dtype=dtype)  # rounded to what dtype can hold
     inv_freq = torch.from_numpy(rope_frequencies(head_dim, base)).to(dtype)
-    return (positions[:, None] * inv_freq[None, :]).double().numpy()
+    return to_numpy((positions[:, None] * inv_freq[None, :]).double())
 
 
 def interleaved_to_half_weight(weight, num_heads: int):
