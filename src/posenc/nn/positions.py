@@ -215,8 +215,11 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
     ``module`` is a :class:`PositionEncoding` subclass. ``build(spec, *, option=default,
     ...)`` makes one for an :class:`AttentionSpec`; by default ``build`` is ``module``
     itself, whose ``__init__`` then takes the spec and keyword-only options. The
-    keyword-only arguments of ``build`` are the method's options. Registering a taken
-    name raises ``ValueError`` unless ``replace=True`` (handy when re-running a cell).
+    keyword-only arguments of ``build`` are the method's options. Option names are one
+    namespace: ``MultiHeadSelfAttention`` and ``TinyLM`` pass each method the options it
+    declares, so two methods that both take ``base`` both get the one value given (each
+    keeps its own default). Registering a taken name raises ``ValueError`` unless
+    ``replace=True`` (handy when re-running a cell).
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be a str usable as an identifier, got {name!r}")
@@ -232,15 +235,8 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
     factory = module if build is None else build
     options = {p.name: p.default for p in inspect.signature(factory).parameters.values()
                if p.kind is p.KEYWORD_ONLY}
-    taken = {o: m.name for m in POSITIONS.values() if m.name != name for o in m.options}
-    clashes = {o: taken[o] for o in options if o in taken}
-    for option, owner in clashes.items():
-        if POSITIONS[owner].options[option] != options[option]:
-            raise ValueError(f"option {option!r} of {name!r} is also an option of {owner!r} "
-                             "with another default; give it another name")
     method = PositionMethod(name=name, module=module, factory=factory, label=label or name,
-                            family=family,
-                            where=where, models=models, paper=paper,
+                            family=family, where=where, models=models, paper=paper,
                             parameter_scope=parameter_scope, color=color, cost=cost,
                             variants=tuple(variants), undefined_note=undefined_note,
                             options=options)
