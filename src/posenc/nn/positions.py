@@ -186,7 +186,8 @@ class PositionMethod:
     #: ``cost(batch, heads, seq_len, d_model) -> {matmul_flops, elementwise_flops, memory}``
     cost: Callable | None = None
     variants: tuple[Variant, ...] = ()
-    #: Shown when a trained model cannot run at a length (``{train_length}`` is filled in).
+    #: Set by a method whose model may refuse a length (raising ``ValueError``): the
+    #: experiment then records ``null`` there with this note (``{train_length}`` filled in).
     undefined_note: str = ""
     options: Mapping = field(default_factory=dict)
 

@@ -174,11 +174,13 @@ def rope_pi_frequencies(config: ExtrapolationConfig, eval_length: int) -> np.nda
 
 def _evaluate_variant(variant: str, model: TinyLM, config: ExtrapolationConfig,
                       heldout: np.ndarray) -> dict:
-    """Loss at every evaluation length (``None`` where the model cannot run: it raises
-    ``ValueError``, as a learned table does past its last row) and the per-position
-    curve at the longest defined length. A derived variant evaluates the model its
-    registered ``adapt`` returns for each length."""
+    """Loss at every evaluation length and the per-position curve at the longest defined
+    length. The loss is ``None`` where a trained method that registered an
+    ``undefined_note`` cannot run (its model raises ``ValueError``, as a learned table
+    does past its last row). A derived variant evaluates the model its registered
+    ``adapt`` returns for each length."""
     adapt = _variants()[variant][1].adapt if variant in DERIVED_VARIANTS else None
+    may_be_undefined = adapt is None and bool(POSITIONS[variant].undefined_note)
     start = time.perf_counter()
     losses, curve = [], None
     for length in config.eval_lengths:
@@ -187,6 +189,8 @@ def _evaluate_variant(variant: str, model: TinyLM, config: ExtrapolationConfig,
         try:
             values = per_position_loss(evaluated, inputs, targets, config.eval_batch_size)
         except ValueError:
+            if not may_be_undefined:
+                raise
             losses.append(None)  # not defined at this length
             continue
         curve = values
@@ -244,9 +248,8 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["full"], *, threads: in
             if variant == encoding and table is not None:
                 entry["t5_bias"] = [_rounded(row, 4) for row in table]
             if variant == encoding and None in result["loss"]:
-                entry["not_defined"] = (
-                    method.undefined_note.format(train_length=config.train_length)
-                    or "the model cannot run past some lengths: loss is null there")
+                entry["not_defined"] = method.undefined_note.format(
+                    train_length=config.train_length)
             if variant in DERIVED_VARIANTS and _variants()[variant][1].note:
                 entry["note"] = _variants()[variant][1].note
             variants[variant] = entry
