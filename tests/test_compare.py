@@ -8,15 +8,22 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from posenc.alibi import alibi_bias
 from posenc.compare import (
+    ALIBI_PAPER_WIKITEXT103,
+    METHOD_FACTS,
     METHODS,
+    PARAMETER_SCOPE,
+    PUBLISHED_WIKITEXT103,
     alibi_weight_factor,
+    applies_to,
     attention_core_cost,
-    draw_distance_comparison,
+    comparison_rows,
     extra_attention_cost,
+    html_table,
     position_parameter_count,
     rope_mean_score,
     sinusoidal_similarity,
 )
+from posenc.figures.compare import draw_distance_comparison
 from posenc.nn import (
     ALiBiBias,
     LearnedPositionalEmbedding,
@@ -139,11 +146,31 @@ def test_draw_distance_comparison_draws_four_panels():
 
 
 def test_method_facts_cover_every_method_and_the_table_escapes():
-    from posenc.compare import METHOD_FACTS, PARAMETER_SCOPE, html_table
-
     assert set(METHOD_FACTS) == set(PARAMETER_SCOPE) == set(METHODS)
-    assert all({"type", "where", "models"} <= set(f) for f in METHOD_FACTS.values())
+    assert all({"type", "where", "models", "paper"} <= set(f) for f in METHOD_FACTS.values())
+    assert all(f["paper"] and f["models"] for f in METHOD_FACTS.values())
     table = html_table(["a", "b"], [[1, "<x>"], ["y", 2.5]])
     assert table.count("<tr>") == 3 and "&lt;x&gt;" in table and "<td>2.5</td>" in table
     with pytest.raises(ValueError, match="row 0"):
         html_table(["a", "b"], [[1]])
+
+
+def test_comparison_rows_read_where_each_method_acts_from_its_hooks():
+    rows = {row["method"]: row for row in comparison_rows(d_model=64, num_heads=4, seq_len=32,
+                                                          max_positions=32)}
+    assert list(rows) == list(METHODS)
+    assert {m: r["applies to"] for m, r in rows.items()} == {
+        "sinusoidal": "token embeddings", "learned": "token embeddings",
+        "rope": "queries and keys", "alibi": "attention scores", "t5": "attention scores",
+        "shaw": "attention scores, values"}
+    assert rows["learned"]["parameters"] == 32 * 64 and rows["rope"]["parameters"] == 0
+    assert rows["alibi"]["extra memory"] == 4 * 32 * 32  # the [heads, L, L] bias
+    assert applies_to("none") == "nowhere"
+
+
+def test_the_alibi_paper_table_is_one_table_in_two_layouts():
+    """Transcribed values (reference facts): train 512, eval 2512 row; each cell once."""
+    assert ALIBI_PAPER_WIKITEXT103["rows"][2] == (512, 2512, 132.41, 31.58, 20.41, 18.41)
+    assert ALIBI_PAPER_WIKITEXT103["columns"][2:] == ("sinusoidal", "rotary", "T5 bias", "ALiBi")
+    for row in ALIBI_PAPER_WIKITEXT103["rows"]:
+        assert tuple(PUBLISHED_WIKITEXT103[row[:2]].values()) == row[2:]

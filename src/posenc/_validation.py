@@ -9,6 +9,7 @@ numpy or torch.
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -68,3 +69,24 @@ def check_frequencies(frequencies, num_pairs: int) -> np.ndarray:
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError("frequencies must be finite and > 0")
     return arr
+
+
+def to_numpy(a):
+    """``a`` as numpy: a torch tensor is detached and copied to the CPU (any dtype kept,
+    bfloat16 widened to float32, which numpy lacks); anything else goes through unchanged.
+
+    The one place the library turns tensors into arrays.
+    """
+    if is_tensor(a):
+        a = a.detach().cpu()
+        if a.dtype == sys.modules["torch"].bfloat16:
+            a = a.float()
+        return a.numpy()
+    return a
+
+
+def is_tensor(a) -> bool:
+    """Whether ``a`` is a torch tensor, without importing torch (if torch was never
+    imported, nothing can be a tensor): the numpy modules stay numpy-only."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(a, torch.Tensor)

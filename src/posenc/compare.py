@@ -1,9 +1,11 @@
 """The position methods side by side: parameters, costs, and how scores fall with distance.
 
 Everything here is computed from the library's own definitions, never typed in:
-parameter counts come from the torch modules in :mod:`posenc.nn`, costs from the
-shapes those modules produce, and the distance curves from :mod:`posenc.sinusoidal`,
-:mod:`posenc.rope`, :mod:`posenc.alibi` and :mod:`posenc.relative`.
+the methods, their facts and their costs come from the registry
+(:data:`posenc.nn.POSITIONS`, one registration per method), parameter counts from the
+torch modules it builds, and the distance curves from :mod:`posenc.sinusoidal`,
+:mod:`posenc.rope` and :mod:`posenc.alibi`. The figure of those curves is
+:func:`posenc.figures.compare.draw_distance_comparison`.
 
 The distance curves answer one question per method, each defined so that it is
 a property of the *encoding alone* (a trained model's weights reshape them):
@@ -19,69 +21,120 @@ a property of the *encoding alone* (a trained model's weights reshape them):
 
 from __future__ import annotations
 
+import html
+from collections.abc import Mapping
+
 import numpy as np
 
 from ._validation import check_choice, check_even_int, check_int
 from .alibi import alibi_slopes
-from .figures.style import METHOD_COLORS
-from .relative import t5_relative_bucket
+from .nn import HOOKS, POSITIONS, MultiHeadSelfAttention
+from .nn.positions import LiveNames
 from .sinusoidal import sinusoidal_dot_product
 
 __all__ = [
     "METHODS",
     "PARAMETER_SCOPE",
+    "METHOD_FACTS",
     "ALIBI_PAPER_WIKITEXT103",
+    "ALIBI_PAPER_COLUMNS",
+    "PUBLISHED_WIKITEXT103",
+    "applies_to",
+    "comparison_rows",
     "position_parameter_count",
     "attention_core_cost",
     "extra_attention_cost",
     "sinusoidal_similarity",
     "rope_mean_score",
     "alibi_weight_factor",
-    "draw_distance_comparison",
+    "html_table",
 ]
 
-#: The methods that put position somewhere (``"none"`` is left out).
-METHODS = ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw")
+
+def _stage(method) -> int:
+    """Where a method last acts in the attention pipeline (the index of its last hook)."""
+    return max(HOOKS.index(h) for h in method.hooks)
+
+
+#: The registered methods that put position somewhere (``"none"`` is left out), in
+#: pipeline order: embeddings, then q/k, then scores, then values (a live view).
+METHODS = LiveNames(lambda method: bool(method.hooks), order=_stage)
+
+
+class _Facts(Mapping):
+    """A read-only live view ``name -> value`` over :data:`METHODS`."""
+
+    def __init__(self, value):
+        self._value = value
+
+    def __getitem__(self, name):
+        if name not in METHODS:
+            raise KeyError(name)
+        return self._value(POSITIONS[name])
+
+    def __iter__(self):
+        return iter(METHODS)
+
+    def __len__(self) -> int:
+        return len(METHODS)
+
 
 #: How many copies of a method's parameters a full Transformer holds.
-PARAMETER_SCOPE = {
-    "sinusoidal": "none",
-    "learned": "one table per model, at the embeddings",
-    "rope": "none",
-    "alibi": "none",
-    "t5": "one table per stack, shared by all its layers",
-    "shaw": "one pair of tables per layer, shared by its heads",
-}
+PARAMETER_SCOPE = _Facts(lambda method: method.parameter_scope)
+
+#: What each method is and who uses it (the facts the comparison table cites).
+METHOD_FACTS = _Facts(lambda method: {"type": method.family, "where": method.where,
+                                      "models": method.models, "paper": method.paper})
+
+_HOOK_PLACES = {"embed": "token embeddings", "rotate": "queries and keys",
+                "score_bias": "attention scores", "value_term": "values"}
+
+
+def applies_to(method: str) -> str:
+    """Where a registered method acts, read from the hooks its module overrides."""
+    hooks = POSITIONS[check_choice("method", method, tuple(POSITIONS))].hooks
+    return ", ".join(_HOOK_PLACES[h] for h in hooks) or "nowhere"
+
 
 #: Published extrapolation results: validation perplexity on WikiText-103 from the
 #: ALiBi paper (Press, Smith & Lewis, ICLR 2022), as transcribed in the course's
-#: reference facts (a third-party transcription of the appendix tables).
+#: reference facts (a third-party transcription of the appendix tables; word-level
+#: perplexity of 247M-parameter models: compare shapes, not values with ours).
+#: ``(L_train, L_eval) -> {method: perplexity}``. Defined here once.
+PUBLISHED_WIKITEXT103 = {
+    (512, 512): {"sinusoidal": 20.05, "rope": 20.07, "t5": 19.65, "alibi": 19.73},
+    (512, 1012): {"sinusoidal": 43.54, "rope": 21.37, "t5": 18.79, "alibi": 18.73},
+    (512, 2512): {"sinusoidal": 132.41, "rope": 31.58, "t5": 20.41, "alibi": 18.41},
+    (1024, 2024): {"sinusoidal": 51.09, "rope": 31.17, "t5": 18.34, "alibi": 18.05},
+}
+
+#: The paper's own column names for the methods in :data:`PUBLISHED_WIKITEXT103`.
+ALIBI_PAPER_COLUMNS = {"sinusoidal": "sinusoidal", "rope": "rotary", "t5": "T5 bias",
+                       "alibi": "ALiBi"}
+
+#: The same numbers laid out as the paper's table: ``columns`` and ``rows``.
 ALIBI_PAPER_WIKITEXT103 = {
-    "columns": ("train L", "eval L", "sinusoidal", "rotary", "T5 bias", "ALiBi"),
-    "rows": (
-        (512, 512, 20.05, 20.07, 19.65, 19.73),
-        (512, 1012, 43.54, 21.37, 18.79, 18.73),
-        (512, 2512, 132.41, 31.58, 20.41, 18.41),
-        (1024, 2024, 51.09, 31.17, 18.34, 18.05),
-    ),
+    "columns": ("train L", "eval L", *ALIBI_PAPER_COLUMNS.values()),
+    "rows": tuple((train, evaluated, *(ppl[m] for m in ALIBI_PAPER_COLUMNS))
+                  for (train, evaluated), ppl in PUBLISHED_WIKITEXT103.items()),
 }
 
 
 def position_parameter_count(method: str, *, d_model: int = 512, num_heads: int = 8,
                              max_positions: int = 2048, shaw_max_distance: int = 16,
-                             num_buckets: int = 32, max_distance: int = 128) -> int:
+                             num_buckets: int = 32, max_distance: int = 128,
+                             **options) -> int:
     """Learned parameters of the position part of one :class:`~posenc.nn.MultiHeadSelfAttention`.
 
     Builds the layer with ``position=method`` and counts the parameters of its
     ``encoding`` module (the q/k/v and output projections are not counted). How
     often a real model holds these parameters is in :data:`PARAMETER_SCOPE`.
     """
-    from .nn import MultiHeadSelfAttention
-
     method = check_choice("method", method, METHODS)
     layer = MultiHeadSelfAttention(d_model, num_heads, method, max_positions=max_positions,
                                    shaw_max_distance=shaw_max_distance,
-                                   num_buckets=num_buckets, max_distance=max_distance)
+                                   num_buckets=num_buckets, max_distance=max_distance,
+                                   **options)
     return sum(p.numel() for p in layer.encoding.parameters())
 
 
@@ -122,24 +175,18 @@ def extra_attention_cost(method: str, *, d_model: int, num_heads: int, seq_len: 
     k. Shaw's two einsums (``q . a^K`` and ``p . a^V``) each cost as much as one
     of attention's own products, and its ``a^K``, ``a^V`` tensors are
     ``[L, L, d_head]``. The absolute tables are added once per model, at the
-    embeddings; the rest act in every layer.
+    embeddings; the rest act in every layer. Each formula is the ``cost`` its method
+    registered (:data:`posenc.nn.POSITIONS`); a method without one raises ``ValueError``.
     """
     method = check_choice("method", method, METHODS)
     d_model, num_heads = check_int("d_model", d_model), check_int("num_heads", num_heads)
     seq_len, batch = check_int("seq_len", seq_len), check_int("batch", batch)
     if d_model % num_heads:
         raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
-    b, h, n, d = batch, num_heads, seq_len, d_model
-    d_head = d // h
-    if method in ("sinusoidal", "learned"):
-        return {"matmul_flops": 0, "elementwise_flops": b * n * d, "memory": n * d}
-    if method == "rope":
-        return {"matmul_flops": 0, "elementwise_flops": 6 * b * n * d, "memory": n * d_head}
-    if method in ("alibi", "t5"):
-        return {"matmul_flops": 0, "elementwise_flops": b * h * n * n, "memory": h * n * n}
-    return {"matmul_flops": 4 * b * h * n * n * d_head,
-            "elementwise_flops": b * h * n * n + b * h * n * d_head,
-            "memory": 2 * n * n * d_head}
+    cost = POSITIONS[method].cost
+    if cost is None:
+        raise ValueError(f"method {method!r} registered no cost formula")
+    return cost(batch, num_heads, seq_len, d_model)
 
 
 def sinusoidal_similarity(distances, d_model: int = 512, base: float = 10000.0) -> np.ndarray:
@@ -179,82 +226,23 @@ def alibi_weight_factor(distances, num_heads: int = 8) -> np.ndarray:
     return np.exp(-slopes.reshape((-1,) + (1,) * k.ndim) * k)
 
 
-def draw_distance_comparison(fig, *, d_model: int = 512, head_dim: int = 64, num_heads: int = 8,
-                             base: float = 10000.0, num_buckets: int = 32,
-                             max_distance: int = 128, max_plot: int = 4096):
-    """Four panels over every integer distance ``k = 1 .. max_plot`` (log axis; all are 1 at k=0).
-
-    (a) sinusoidal similarity for ``d_model``; (b) RoPE's mean score for ``head_dim``;
-    (c) ALiBi's weight factor for each head; (d) T5's bucket
-    for a key ``k`` positions before the query (encoder and decoder), with
-    ``max_distance`` marked -- each bucket's bias is learned, so it is not drawn.
-    """
-    k = np.arange(1, check_int("max_plot", max_plot, minimum=2) + 1)  # every integer distance
-    axes = fig.subplots(2, 2, sharex=True).ravel()
-
-    ax = axes[0]
-    ax.plot(k, sinusoidal_similarity(k, d_model, base), color=METHOD_COLORS["sinusoidal"],
-            lw=0.7)
-    ax.set_title(f"(a) sinusoidal: PE[p]·PE[p+k] / |PE[p]|², d={d_model}", fontsize=9)
-
-    ax = axes[1]
-    ax.plot(k, rope_mean_score(k, head_dim, base), color=METHOD_COLORS["rope"], lw=0.7)
-    ax.set_title(f"(b) RoPE: mean of q·(R_k q) / |q|², d_head={head_dim}", fontsize=9)
-    for ax in axes[:2]:
-        ax.axhline(0, color="#555555", lw=0.6)
-        ax.set_ylim(-0.35, 1.05)
-    axes[0].set_ylabel(f"relative to k = 0\n(base {base:g})")
-
-    ax = axes[2]
-    weights = alibi_weight_factor(k, num_heads)
-    slopes = alibi_slopes(num_heads)
-    shades = np.linspace(1.0, 0.35, num_heads)
-    for h in range(num_heads):
-        label = f"m = 1/{1 / slopes[h]:g}" if h in (0, num_heads - 1) else None
-        ax.plot(k, weights[h], color=METHOD_COLORS["alibi"], alpha=float(shades[h]), lw=1.2,
-                label=label)
-    ax.set_title(f"(c) ALiBi: weight factor exp(-m k), {num_heads} heads", fontsize=9)
-    ax.set_ylabel("relative to k = 0")
-    ax.legend(fontsize=7, loc="lower left")
-
-    ax = axes[3]
-    for bidirectional, ls in ((True, "-"), (False, "--")):
-        bucket = t5_relative_bucket(-k, bidirectional=bidirectional, num_buckets=num_buckets,
-                                    max_distance=max_distance)
-        ax.step(k, bucket, where="post", color=METHOD_COLORS["t5"], ls=ls, lw=1.4,
-                label="encoder" if bidirectional else "decoder")
-    ax.axvline(max_distance, color="#555555", ls=":", lw=1)
-    ax.text(max_distance * 1.15, 2, f"max_distance\n= {max_distance}", fontsize=7,
-            color="#555555")
-    ax.set_title(f"(d) T5: bucket of a key k back, {num_buckets} buckets (bias learned)",
-                 fontsize=9)
-    ax.set_ylabel("bucket")
-    ax.legend(fontsize=7, loc="upper left")
-
-    for ax in axes:
-        ax.set_xscale("log")
-        ax.set_xlim(1, k[-1])
-    for ax in axes[2:]:
-        ax.set_xlabel("distance k (log axis)")
-
-
-#: What each method is and who uses it (the facts the comparison table cites).
-METHOD_FACTS = {
-    "sinusoidal": {"type": "absolute", "where": "fixed table added to the token embeddings",
-                   "models": "the original Transformer (Vaswani et al., 2017)"},
-    "learned": {"type": "absolute", "where": "learned table added to the token embeddings",
-                "models": "BERT, GPT-2"},
-    "rope": {"type": "relative (made from absolute rotations)",
-             "where": "rotates q and k in every layer", "models": "LLaMA, GPT-NeoX, Mistral"},
-    "alibi": {"type": "relative", "where": "fixed bias on the logits in every layer",
-              "models": "BLOOM, MPT"},
-    "t5": {"type": "relative", "where": "learned bias on the logits in every layer",
-           "models": "T5"},
-    "shaw": {"type": "relative", "where": "learned vectors added to k and v in every layer",
-             "models": "Shaw et al. (2018), Music Transformer"},
-}
-
-__all__ += ["METHOD_FACTS", "html_table"]
+def comparison_rows(*, d_model: int = 512, num_heads: int = 8, seq_len: int = 2048,
+                    **options) -> list[dict]:
+    """One row per method in :data:`METHODS`: its family, where it applies, trainable
+    parameters (of one attention layer built with ``options``), extra memory at
+    ``seq_len``, the models that use it and its paper -- all read from the registry."""
+    rows = []
+    for name in METHODS:
+        method = POSITIONS[name]
+        params = position_parameter_count(name, d_model=d_model, num_heads=num_heads,
+                                          **options)
+        cost = (extra_attention_cost(name, d_model=d_model, num_heads=num_heads,
+                                     seq_len=seq_len) if method.cost else None)
+        rows.append({"method": name, "family": method.family, "applies to": applies_to(name),
+                     "parameters": params, "parameter scope": method.parameter_scope,
+                     "extra memory": None if cost is None else cost["memory"],
+                     "models": method.models, "paper": method.paper})
+    return rows
 
 
 def html_table(header, rows) -> str:
@@ -262,8 +250,6 @@ def html_table(header, rows) -> str:
 
     ``header`` is a list of column titles; ``rows`` a list of equally long lists.
     """
-    import html
-
     header = [str(h) for h in header]
     for n, row in enumerate(rows):
         if len(row) != len(header):

@@ -6,15 +6,16 @@ head to next-token logits. Attention is :class:`posenc.nn.MultiHeadSelfAttention
 with ``causal=True``, so the library's one definition of each encoding is the one
 the LM trains with.
 
-Where the position enters depends on the kind of encoding:
+``position`` names any method registered in :data:`posenc.nn.POSITIONS` (see
+:mod:`posenc.nn.positions`); where it enters follows from the hooks it uses:
 
-* absolute (``"sinusoidal"``, ``"learned"``): a ``[seq, d_model]`` table is added
-  ONCE to the token embeddings, as in the original Transformer and GPT-2; the
-  blocks' attention then runs with ``position="none"``.
-* relative (``"rope"``, ``"alibi"``, ``"t5"``, ``"shaw"``): act inside attention in
-  EVERY block. The T5 bias table is shared by all blocks, as in T5 itself
-  (``share_t5_bias=False`` gives each block its own); RoPE and ALiBi have no
-  parameters; Shaw's tables are per block, as in Shaw et al.
+* the ``embed`` hook (absolute methods: sinusoidal, learned): a ``[seq, d_model]``
+  table is added ONCE to the token embeddings, as in the original Transformer and
+  GPT-2; the blocks' attention then runs with ``position="none"``.
+* any other hook (RoPE, ALiBi, T5, Shaw, ...): the method acts inside attention in
+  EVERY block. A method whose module says ``shared_across_layers`` (T5) has one
+  module for all blocks, as in T5 itself (``share_t5_bias=False`` gives each block
+  its own); the others have one per block (Shaw's tables, as in Shaw et al.).
 * ``"none"`` (NoPE, Kazemnejad et al., 2023): no encoding anywhere. A causal
   decoder can still infer position: the causal mask itself breaks permutation
   symmetry (a token can count how many tokens it attends to).
@@ -31,17 +32,19 @@ from torch import nn
 
 from ._validation import check_base, check_choice, check_frequencies, check_int
 from .nn import (
-    POSITION_METHODS,
+    AttentionSpec,
     LearnedPositionalEmbedding,
     MultiHeadSelfAttention,
     RotaryEmbedding,
-    SinusoidalPositionalEncoding,
+    get_position,
 )
+from .nn.positions import LiveNames, build_position
 
 __all__ = ["ABSOLUTE_METHODS", "TinyLMConfig", "FeedForward", "Block", "TinyLM"]
 
-#: Encodings added once to the embeddings; every other method acts inside attention.
-ABSOLUTE_METHODS = ("sinusoidal", "learned")
+#: Encodings added once to the embeddings (they use the ``embed`` hook); every other
+#: method acts inside attention. A live view of the registry.
+ABSOLUTE_METHODS = LiveNames(lambda method: "embed" in method.hooks)
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ class TinyLMConfig:
     ``interpolate="linear"``. ``base`` is the sinusoidal / RoPE base.
     ``t5_num_buckets`` / ``t5_max_distance`` set T5's buckets; ``share_t5_bias`` shares
     one T5 table across blocks (T5 does). ``shaw_max_distance`` clips Shaw's distances.
+    ``options`` passes any other option to the position method (a dict, stored as
+    sorted ``(name, value)`` pairs so the config stays hashable).
     """
 
     vocab_size: int = 256
@@ -70,8 +75,13 @@ class TinyLMConfig:
     t5_max_distance: int = 128
     share_t5_bias: bool = True
     shaw_max_distance: int = 16
+    options: tuple = ()
 
     def __post_init__(self):
+        options = dict(self.options)
+        if not all(isinstance(k, str) for k in options):
+            raise TypeError(f"options must map option names to values, got {self.options!r}")
+        object.__setattr__(self, "options", tuple(sorted(options.items())))
         for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff",
                      "max_positions", "t5_max_distance", "shaw_max_distance"):
             check_int(name, getattr(self, name))
@@ -79,7 +89,7 @@ class TinyLMConfig:
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by num_heads "
                              f"({self.num_heads})")
-        check_choice("position", self.position, POSITION_METHODS)
+        get_position(self.position)
         check_choice("interpolate", self.interpolate, LearnedPositionalEmbedding.INTERPOLATIONS)
         check_base(self.base)
         if not isinstance(self.share_t5_bias, bool):
@@ -88,6 +98,13 @@ class TinyLMConfig:
     @property
     def head_dim(self) -> int:
         return self.d_model // self.num_heads
+
+    def position_options(self) -> dict:
+        """The keywords the position method is built with (each method takes its own)."""
+        return {"base": self.base, "max_positions": self.max_positions,
+                "interpolate": self.interpolate, "num_buckets": self.t5_num_buckets,
+                "max_distance": self.t5_max_distance, "share_t5_bias": self.share_t5_bias,
+                "shaw_max_distance": self.shaw_max_distance, **dict(self.options)}
 
     def replace(self, **changes) -> TinyLMConfig:
         """A copy with some fields changed (validated again)."""
@@ -122,9 +139,8 @@ class Block(nn.Module):
         attention_position = "none" if config.position in ABSOLUTE_METHODS else config.position
         self.ln_attn = nn.LayerNorm(config.d_model)
         self.attn = MultiHeadSelfAttention(
-            config.d_model, config.num_heads, attention_position, causal=True,
-            base=config.base, num_buckets=config.t5_num_buckets,
-            max_distance=config.t5_max_distance, shaw_max_distance=config.shaw_max_distance)
+            config.d_model, config.num_heads, attention_position, causal=True, in_model=True,
+            **config.position_options())
         self.ln_mlp = nn.LayerNorm(config.d_model)
         self.mlp = FeedForward(config.d_model, config.d_ff)
 
@@ -153,22 +169,20 @@ class TinyLM(nn.Module):
             raise TypeError(f"config must be a TinyLMConfig, got {type(config).__name__}")
         self.config = config
         self.token_embedding = nn.Embedding(config.vocab_size, config.d_model)
-        self.position_embedding = None
-        if config.position == "sinusoidal":
-            self.position_embedding = SinusoidalPositionalEncoding(config.d_model, config.base)
-        elif config.position == "learned":
-            self.position_embedding = LearnedPositionalEmbedding(
-                config.max_positions, config.d_model, interpolate=config.interpolate,
-                init_std=config.d_model ** -0.5)
+        self.position_embedding = None  # the table of an absolute method, added once
+        if config.position in ABSOLUTE_METHODS:
+            spec = AttentionSpec(config.d_model, config.num_heads, causal=True, in_model=True)
+            self.position_embedding = build_position(config.position, spec,
+                                                     **config.position_options())
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.num_layers))
         self.ln_final = nn.LayerNorm(config.d_model)
         self.head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         self.apply(self._init_weights)
         nn.init.normal_(self.token_embedding.weight, std=1.0)
-        if config.position == "t5" and config.share_t5_bias:
-            shared = self.blocks[0].attn.encoding
+        shared = self.blocks[0].attn.encoding
+        if shared.shared_across_layers:
             for block in self.blocks[1:]:
-                block.attn.encoding = shared  # one table, as in T5
+                block.attn.encoding = shared  # one module for all blocks, as T5's table
 
     @staticmethod
     def _init_weights(module: nn.Module) -> None:
@@ -183,17 +197,9 @@ class TinyLM(nn.Module):
         if tokens.ndim != 2 or tokens.dtype not in (torch.int64, torch.int32):
             raise ValueError(f"tokens must be an integer tensor [batch, seq], got "
                              f"{tuple(tokens.shape)} {tokens.dtype}")
-        seq = tokens.shape[1]
         x = self.token_embedding(tokens)  # [batch, seq, d_model]
         if self.position_embedding is not None:
-            if (self.config.position == "learned" and self.config.interpolate == "none"
-                    and seq > self.config.max_positions):
-                raise ValueError(
-                    f"sequence length {seq} exceeds max_positions={self.config.max_positions}: "
-                    "this LM's learned position table has no row for positions >= "
-                    f"{self.config.max_positions} (build it with interpolate='linear' to "
-                    "stretch the table instead)")
-            x = x + self.position_embedding(seq).to(x.dtype)  # [seq, d_model] broadcasts
+            x = self.position_embedding.embed(x)  # + a [seq, d_model] table
         for block in self.blocks:
             x = block(x)
         return self.head(self.ln_final(x))  # [batch, seq, vocab_size]

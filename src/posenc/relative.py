@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_int
+from ._validation import check_base, check_int, to_numpy
+from .sinusoidal import sinusoidal_frequencies
 
 __all__ = ["relative_positions", "shaw_relative_indices", "t5_relative_bucket"]
 
@@ -90,9 +91,7 @@ __all__ += ["shaw_attention_loop", "t5_bucket_boundaries", "transformer_xl_score
 
 def _as_float64(name: str, a) -> np.ndarray:
     """A numpy float64 copy of an array or a (detached) torch tensor."""
-    if hasattr(a, "detach"):  # torch tensor
-        a = a.detach().cpu().numpy()
-    arr = np.asarray(a)
+    arr = np.asarray(to_numpy(a))
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating)
                                    or np.issubdtype(arr.dtype, np.integer)):
         raise TypeError(f"{name} must be a real array, got dtype {arr.dtype}")
@@ -170,8 +169,6 @@ def t5_bucket_boundaries(*, num_buckets: int = 32, max_distance: int = 128,
 
 def _sinusoid_at(positions: np.ndarray, d_model: int, base: float) -> np.ndarray:
     """Sinusoidal encoding (interleaved sin/cos) at any real positions, ``[..., d_model]``."""
-    from .sinusoidal import sinusoidal_frequencies
-
     angles = positions[..., None] * sinusoidal_frequencies(d_model, base)  # [..., ceil(d/2)]
     out = np.empty(positions.shape + (d_model,))
     out[..., 0::2] = np.sin(angles)
@@ -199,8 +196,6 @@ def transformer_xl_score_terms(content, w_q, w_k_content, w_k_position, u, v, *,
     ``R`` uses the course's interleaved sin/cos layout (Transformer-XL's code
     concatenates ``[sin | cos]``; the learned ``W_kR`` absorbs the permutation).
     """
-    from ._validation import check_base
-
     base = check_base(base)
     e = _as_float64("content", content)
     if e.ndim != 2:

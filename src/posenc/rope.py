@@ -24,13 +24,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_base, check_choice, check_even_int, check_frequencies, check_int
+from ._validation import (
+    check_base,
+    check_choice,
+    check_even_int,
+    check_frequencies,
+    check_int,
+    is_tensor,
+    to_numpy,
+)
 
 __all__ = [
     "LAYOUTS",
     "rope_frequencies",
     "rope_angles",
     "apply_rope",
+    "rotate_pairs",
     "apply_rope_complex",
     "rope_rotation_matrix",
     "interleaved_to_half",
@@ -69,25 +78,11 @@ def _resolve_frequencies(head_dim, base, frequencies) -> np.ndarray:
     if frequencies is None:
         return rope_frequencies(head_dim, base)
     check_base(base)
-    return check_frequencies(_to_numpy(frequencies), head_dim // 2)
-
-
-def _to_numpy(a):
-    if _is_torch(a):
-        return a.detach().cpu().double().numpy()
-    return a
-
-
-def _is_torch(a) -> bool:
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a dependency
-        return False
-    return isinstance(a, torch.Tensor)
+    return check_frequencies(to_numpy(frequencies), head_dim // 2)
 
 
 def _as_positions(positions) -> np.ndarray:
-    pos = np.asarray(_to_numpy(positions))
+    pos = np.asarray(to_numpy(positions))
     if pos.dtype == object or not (np.issubdtype(pos.dtype, np.integer)
                                    or np.issubdtype(pos.dtype, np.floating)):
         raise TypeError(f"positions must be integers or real numbers, got dtype {pos.dtype}")
@@ -98,7 +93,7 @@ def _as_positions(positions) -> np.ndarray:
 
 
 def _check_x(x):
-    if _is_torch(x):
+    if is_tensor(x):
         if not x.is_floating_point():
             raise TypeError(f"x must be a floating-point tensor, got {x.dtype}")
     elif isinstance(x, np.ndarray):
@@ -148,15 +143,19 @@ def apply_rope(x, positions=None, *, base: float = 10000.0, layout: str = "inter
     head_dim = int(x.shape[-1])
     angles = rope_angles(_positions_for(x, positions), head_dim, base,
                          frequencies=frequencies)  # float64 [..., seq, head_dim // 2]
-    if _is_torch(x):
-        return _rotate_torch(x, angles, layout)
+    if is_tensor(x):  # the torch kernel lives with the torch modules (which import this one)
+        from .nn.rotary import rotate_by_angles
+
+        return rotate_by_angles(x, angles, layout)
     work = x.astype(np.float64) if x.dtype != np.float64 else x
-    return _rotate(work, np.cos(angles), np.sin(angles), layout, np.concatenate,
-                   np.stack).astype(x.dtype, copy=False)
+    return rotate_pairs(work, np.cos(angles), np.sin(angles), layout).astype(x.dtype, copy=False)
 
 
-def _rotate(x, cos, sin, layout, cat, stack):
-    """The rotation itself, written once for numpy and torch (``cat``/``stack`` differ)."""
+
+def rotate_pairs(x, cos, sin, layout, cat=np.concatenate, stack=np.stack):
+    """The rotation itself, written once for numpy and torch (pass ``torch.cat`` and
+    ``torch.stack`` for tensors). ``x`` ``[..., head_dim]``, ``cos``/``sin``
+    ``[..., head_dim // 2]``."""
     half = x.shape[-1] // 2
     if layout == "half":
         x1, x2 = x[..., :half], x[..., half:]
@@ -164,41 +163,6 @@ def _rotate(x, cos, sin, layout, cat, stack):
     x1, x2 = x[..., 0::2], x[..., 1::2]
     out = stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1)  # [..., half, 2]
     return out.reshape(x.shape)  # back to [..., head_dim], pairs interleaved
-
-
-def _rotate_torch(x, angles, layout):
-    """Torch rotation: the same maths as :func:`_rotate`, in the fastest form measured.
-
-    Interleaved pairs are rotated as one complex multiply (Meta llama's form, one
-    pass over memory); half-layout pairs with in-place multiply-adds into one output
-    (no concatenation). With autograd on, the half layout takes the plain form.
-    Tested equal to the numpy path; timings in benchmarks/README.md.
-    """
-    import torch
-
-    double = x.dtype == torch.float64
-    compute = torch.float64 if double else torch.float32
-    xw = x.to(compute)
-    if layout == "interleaved":
-        # e^{i m theta}, built in float64 and rounded once to the compute precision
-        rotation = np.exp(1j * angles).astype(np.complex128 if double else np.complex64)
-        pairs = xw.reshape(*xw.shape[:-1], -1, 2)  # [..., head_dim // 2, 2]
-        if pairs.storage_offset() % 2 or any(st % 2 for st in pairs.stride()[:-1]):
-            pairs = pairs.contiguous()  # view_as_complex needs aligned (re, im) pairs
-        z = torch.view_as_complex(pairs) * torch.from_numpy(rotation).to(x.device)
-        return torch.view_as_real(z).flatten(-2).to(x.dtype)  # [..., head_dim]
-    np_dtype = np.float64 if double else np.float32
-    cos_t = torch.from_numpy(np.cos(angles).astype(np_dtype)).to(x.device)
-    sin_t = torch.from_numpy(np.sin(angles).astype(np_dtype)).to(x.device)
-    if torch.is_grad_enabled() and xw.requires_grad:
-        return _rotate(xw, cos_t, sin_t, layout, torch.cat, torch.stack).to(x.dtype)
-    half = xw.shape[-1] // 2
-    x1, x2 = xw[..., :half], xw[..., half:]
-    out = torch.empty(xw.shape, dtype=compute, device=x.device)
-    o1, o2 = out[..., :half], out[..., half:]
-    torch.mul(x1, cos_t, out=o1).addcmul_(x2, sin_t, value=-1)  # x1 cos - x2 sin
-    torch.mul(x2, cos_t, out=o2).addcmul_(x1, sin_t)  # x2 cos + x1 sin
-    return out.to(x.dtype)
 
 
 def apply_rope_complex(x: np.ndarray, positions=None, *, base: float = 10000.0,
@@ -293,7 +257,7 @@ def rope_angles_in_dtype(num_positions: int, head_dim: int, base: float = 10000.
         raise TypeError(f"dtype must be a torch floating-point dtype, got {dtype!r}")
     positions = torch.arange(num_positions, dtype=dtype)  # rounded to what dtype can hold
     inv_freq = torch.from_numpy(rope_frequencies(head_dim, base)).to(dtype)
-    return (positions[:, None] * inv_freq[None, :]).double().numpy()
+    return to_numpy((positions[:, None] * inv_freq[None, :]).double())
 
 
 def interleaved_to_half_weight(weight, num_heads: int):
@@ -308,7 +272,7 @@ def interleaved_to_half_weight(weight, num_heads: int):
     ``convert_llama_weights_to_hf.py``. Shape: that of ``weight``.
     """
     num_heads = check_int("num_heads", num_heads)
-    if not (isinstance(weight, np.ndarray) or _is_torch(weight)) or weight.ndim < 1:
+    if not (isinstance(weight, np.ndarray) or is_tensor(weight)) or weight.ndim < 1:
         raise TypeError("weight must be a numpy array or torch tensor with rows on axis 0, "
                         f"got {type(weight).__name__}")
     rows = int(weight.shape[0])
@@ -316,7 +280,7 @@ def interleaved_to_half_weight(weight, num_heads: int):
         raise ValueError(f"weight.shape[0] ({rows}) must be divisible by num_heads ({num_heads})")
     head_dim = check_even_int("head_dim (weight.shape[0] // num_heads)", rows // num_heads)
     index = (np.arange(num_heads)[:, None] * head_dim + interleaved_to_half(head_dim)).ravel()
-    if _is_torch(weight):
+    if is_tensor(weight):
         import torch
 
         return weight[torch.from_numpy(index).to(weight.device)]

@@ -8,6 +8,7 @@ Colours come from a colour-blind-safe palette (Okabe & Ito).
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 
 import matplotlib as mpl
 
@@ -17,16 +18,27 @@ __all__ = ["COLORS", "use_course_style", "figure_bytes", "METHOD_COLORS"]
 COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
           "#000000"]
 
+class _MethodColors(Mapping):
+    """Each position method's colour, as registered in :data:`posenc.nn.POSITIONS`
+    (looked up when asked, so a method registered later has its colour too)."""
+
+    def _colors(self) -> dict[str, str]:
+        from ..nn import POSITIONS  # on first use: the style itself needs no torch
+
+        return {name: method.color for name, method in POSITIONS.items()}
+
+    def __getitem__(self, name: str) -> str:
+        return self._colors()[name]
+
+    def __iter__(self):
+        return iter(self._colors())
+
+    def __len__(self) -> int:
+        return len(self._colors())
+
+
 #: One fixed colour per position method, so every chapter draws a method the same way.
-METHOD_COLORS = {
-    "none": "#000000",
-    "sinusoidal": "#0072B2",
-    "learned": "#56B4E9",
-    "rope": "#D55E00",
-    "alibi": "#009E73",
-    "t5": "#CC79A7",
-    "shaw": "#E69F00",
-}
+METHOD_COLORS = _MethodColors()
 
 COURSE_RC = {
     "figure.facecolor": "white",

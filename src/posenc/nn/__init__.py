@@ -1,18 +1,48 @@
-"""Torch modules, one concept per file; the maths lives in the numpy modules above."""
+"""Torch modules, one position method per file, and the registry that names them.
 
+The protocol every method follows, and how to register your own, is documented in
+:mod:`posenc.nn.positions`. The maths lives in the numpy modules (``posenc.rope`` etc.).
+Importing this package registers the built-in methods in this order: none, sinusoidal,
+learned (``absolute.py``), rope (``rotary.py``), alibi, shaw, t5.
+"""
+
+from .positions import (  # noqa: I001 -- registration order is the import order
+    HOOKS,
+    POSITION_METHODS,
+    POSITIONS,
+    AttentionSpec,
+    NoPosition,
+    PositionEncoding,
+    PositionMethod,
+    Variant,
+    get_position,
+    register_position,
+    unregister_position,
+)
 from .absolute import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from .attention import POSITION_METHODS, MultiHeadSelfAttention
-from .bias import ALiBiBias, T5RelativeBias
 from .rotary import RotaryEmbedding
+from .alibi import ALiBiBias
 from .shaw import ShawRelativePosition
+from .t5 import T5RelativeBias
+from .attention import MultiHeadSelfAttention
 
 __all__ = [
     "ALiBiBias",
+    "AttentionSpec",
+    "HOOKS",
     "LearnedPositionalEmbedding",
     "MultiHeadSelfAttention",
+    "NoPosition",
+    "POSITIONS",
     "POSITION_METHODS",
+    "PositionEncoding",
+    "PositionMethod",
     "RotaryEmbedding",
     "ShawRelativePosition",
     "SinusoidalPositionalEncoding",
     "T5RelativeBias",
+    "Variant",
+    "get_position",
+    "register_position",
+    "unregister_position",
 ]

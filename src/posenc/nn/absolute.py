@@ -1,4 +1,4 @@
-"""Absolute position encodings, added to the token embeddings.
+"""Absolute position encodings, added to the token embeddings (the ``embed`` hook).
 
 ``SinusoidalPositionalEncoding`` (Vaswani et al., 2017) is fixed and has no
 maximum length. ``LearnedPositionalEmbedding`` (BERT, GPT-2) is a trained table
@@ -13,20 +13,26 @@ from torch import nn
 
 from .._validation import check_base, check_choice, check_int
 from ..sinusoidal import sinusoidal_encoding
+from .positions import AttentionSpec, PositionEncoding, Variant, register_position
 
-__all__ = ["SinusoidalPositionalEncoding", "LearnedPositionalEmbedding"]
+__all__ = ["SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "interpolate_table"]
 
 
 def _check_seq_len(seq_len) -> int:
     return check_int("seq_len", seq_len)
 
 
-class SinusoidalPositionalEncoding(nn.Module):
+def _absolute_cost(b: int, h: int, n: int, d: int) -> dict[str, int]:
+    """Add an ``[L, d]`` table once: ``b L d`` additions, the table in memory."""
+    return {"matmul_flops": 0, "elementwise_flops": b * n * d, "memory": n * d}
+
+
+class SinusoidalPositionalEncoding(PositionEncoding):
     """The fixed sinusoidal table, computed by :func:`posenc.sinusoidal.sinusoidal_encoding`.
 
     Shape: ``forward(seq_len, offset=0)`` returns ``[seq_len, d_model]``, float32.
     There is no ``max_len``: the table is (re)computed in float64 for as many
-    positions as asked and cached, so any length works.
+    positions as asked and cached in a non-persistent buffer that follows ``.to()``.
     """
 
     def __init__(self, d_model: int, base: float = 10000.0):
@@ -43,8 +49,11 @@ class SinusoidalPositionalEncoding(nn.Module):
             self._table = torch.from_numpy(table).to(self._table.device, torch.float32)
         return self._table[offset : offset + seq_len]
 
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self(x.shape[-2]).to(x.dtype)  # [seq, d] broadcasts over batch
 
-class LearnedPositionalEmbedding(nn.Module):
+
+class LearnedPositionalEmbedding(PositionEncoding):
     """A trained table of ``max_positions`` vectors, as in BERT and GPT-2.
 
     Shape: ``forward(seq_len)`` returns ``[seq_len, d_model]``.
@@ -60,11 +69,12 @@ class LearnedPositionalEmbedding(nn.Module):
     INTERPOLATIONS = ("none", "linear")
 
     def __init__(self, max_positions: int, d_model: int, *, interpolate: str = "none",
-                 init_std: float = 0.02):
+                 init_std: float = 0.02, owner: str = "layer"):
         super().__init__()
         self.max_positions = check_int("max_positions", max_positions)
         self.d_model = check_int("d_model", d_model)
         self.interpolate = check_choice("interpolate", interpolate, self.INTERPOLATIONS)
+        self.owner = owner  # named in the error past max_positions ("LM" inside TinyLM)
         self.weight = nn.Parameter(torch.randn(self.max_positions, self.d_model) * init_std)
 
     def forward(self, seq_len: int) -> torch.Tensor:
@@ -79,9 +89,56 @@ class LearnedPositionalEmbedding(nn.Module):
             )
         return interpolate_table(self.weight, seq_len)
 
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        seq = x.shape[-2]
+        if self.interpolate == "none" and seq > self.max_positions:
+            raise ValueError(
+                f"sequence length {seq} exceeds max_positions={self.max_positions}: this "
+                f"{self.owner}'s learned position table has no row for positions >= "
+                f"{self.max_positions} (build it with interpolate='linear' to stretch the "
+                "table instead)")
+        return x + self(seq).to(x.dtype)  # [seq, d_model] broadcasts over batch
+
 
 def interpolate_table(table: torch.Tensor, new_length: int) -> torch.Tensor:
     """Linearly resample a ``[length, d]`` table to ``[new_length, d]`` (ends kept)."""
     stretched = F.interpolate(table.T[None], size=new_length, mode="linear",
                               align_corners=True)  # [1, d, new_length]
     return stretched[0].T  # [new_length, d]
+
+
+def _build_sinusoidal(spec: AttentionSpec, *, base: float = 10000.0):
+    return SinusoidalPositionalEncoding(spec.d_model, base)
+
+
+def _build_learned(spec: AttentionSpec, *, max_positions: int = 512, interpolate: str = "none"):
+    # inside a model, fairseq's N(0, 1/d_model) (see TinyLM); a lone layer, GPT-2's 0.02
+    return LearnedPositionalEmbedding(
+        max_positions, spec.d_model, interpolate=interpolate,
+        init_std=spec.d_model ** -0.5 if spec.in_model else 0.02,
+        owner="LM" if spec.in_model else "layer")
+
+
+def _stretched(model, train_length: int, eval_length: int):
+    """The same trained weights with the learned table linearly stretched (a new model)."""
+    stretched = type(model)(model.config.replace(interpolate="linear"))
+    stretched.load_state_dict(model.state_dict())
+    return stretched.eval()
+
+
+register_position(
+    "sinusoidal", SinusoidalPositionalEncoding, build=_build_sinusoidal, label="sinusoidal",
+    family="absolute", where="fixed table added to the token embeddings",
+    models="the original Transformer (Vaswani et al., 2017)", paper="Vaswani et al., 2017",
+    parameter_scope="none", color="#0072B2", cost=_absolute_cost)
+
+register_position(
+    "learned", LearnedPositionalEmbedding, build=_build_learned, label="learned",
+    family="absolute", where="learned table added to the token embeddings",
+    models="BERT, GPT-2", paper="Devlin et al., 2019; Radford et al., 2019",
+    parameter_scope="one table per model, at the embeddings", color="#56B4E9",
+    cost=_absolute_cost,
+    variants=[Variant("learned_interp", "learned + interpolation", _stretched,
+                      note="learned weights, table linearly stretched to L_eval rows at "
+                           "evaluation (no fine-tuning)")],
+    undefined_note="no learned row for positions >= {train_length}: loss is null past 1x")

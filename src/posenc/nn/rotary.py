@@ -1,26 +1,82 @@
-"""Rotary position embedding as a module (Su et al., 2021).
+"""Rotary position embedding as a module (Su et al., 2021), and the torch rotation kernel.
 
-A thin wrapper: the maths is :func:`posenc.rope.apply_rope`, so the module and
-the figures share one definition.
+The angles are the ones :func:`posenc.rope.rope_angles` defines (``m * theta_i``);
+:func:`rotate` is the torch rotation that :func:`posenc.rope.apply_rope` also uses
+for tensors, so the module and the figures share one definition.
 """
 
 from __future__ import annotations
 
+import copy
+
+import numpy as np
 import torch
-from torch import nn
 
-from .._validation import check_base, check_choice, check_even_int, check_frequencies
-from ..rope import LAYOUTS, apply_rope
+from .._validation import check_base, check_choice, check_even_int, check_frequencies, to_numpy
+from ..rope import LAYOUTS, rope_angles, rope_frequencies, rotate_pairs
+from ..scaling import rope_scaling_frequencies
+from .positions import AttentionSpec, PositionEncoding, Variant, register_position
 
-__all__ = ["RotaryEmbedding"]
+__all__ = ["RotaryEmbedding", "rotate", "rotate_by_angles", "pi_frequencies"]
 
 
-class RotaryEmbedding(nn.Module):
+def _compute_dtype(x: torch.Tensor) -> torch.dtype:
+    """float64 stays float64; everything else (half precision too) rotates in float32."""
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
+    """Rotate the pairs of ``x`` ``[..., seq, head_dim]`` by angles given as ``cos``/``sin``
+    ``[..., seq, head_dim // 2]`` (float64 or float32, any device); same shape and dtype out.
+
+    The fastest form measured: interleaved pairs as one complex multiply (Meta llama's
+    form, one pass over memory); half-layout pairs with in-place multiply-adds into one
+    output (no concatenation); with autograd on, the half layout takes the plain form.
+    Half precision is rotated in float32 and cast back, as Meta's llama does.
+    Timings in benchmarks/README.md.
+    """
+    compute = _compute_dtype(x)
+    xw = x.to(compute)
+    cos, sin = cos.to(x.device, compute), sin.to(x.device, compute)
+    if layout == "interleaved":
+        rotation = torch.complex(cos, sin)  # e^{i m theta}, rounded once to compute precision
+        pairs = xw.reshape(*xw.shape[:-1], -1, 2)  # [..., head_dim // 2, 2]
+        if pairs.storage_offset() % 2 or any(st % 2 for st in pairs.stride()[:-1]):
+            pairs = pairs.contiguous()  # view_as_complex needs aligned (re, im) pairs
+        z = torch.view_as_complex(pairs) * rotation
+        return torch.view_as_real(z).flatten(-2).to(x.dtype)  # [..., head_dim]
+    if torch.is_grad_enabled() and xw.requires_grad:
+        return rotate_pairs(xw, cos, sin, layout, torch.cat, torch.stack).to(x.dtype)
+    half = xw.shape[-1] // 2
+    x1, x2 = xw[..., :half], xw[..., half:]
+    out = torch.empty(xw.shape, dtype=compute, device=x.device)
+    o1, o2 = out[..., :half], out[..., half:]
+    torch.mul(x1, cos, out=o1).addcmul_(x2, sin, value=-1)  # x1 cos - x2 sin
+    torch.mul(x2, cos, out=o2).addcmul_(x1, sin)  # x2 cos + x1 sin
+    return out.to(x.dtype)
+
+
+def rotate_by_angles(x: torch.Tensor, angles: np.ndarray, layout: str) -> torch.Tensor:
+    """:func:`rotate` by float64 numpy ``angles`` (``[..., seq, head_dim // 2]``), as
+    :func:`posenc.rope.apply_rope` computes them."""
+    cos = torch.from_numpy(np.cos(angles))
+    sin = torch.from_numpy(np.sin(angles))
+    return rotate(x, cos, sin, layout)
+
+
+def _angle_dtype(device: torch.device) -> torch.dtype:
+    return torch.float32 if device.type == "mps" else torch.float64  # mps has no float64
+
+
+class RotaryEmbedding(PositionEncoding):
     """Rotate queries and keys by their positions.
 
     Shape: ``forward(x, positions=None)`` with ``x`` ``[..., seq, head_dim]`` returns the
     same shape and dtype. ``frequencies`` (``[head_dim // 2]``) overrides the default
-    ``base ** (-2i / head_dim)``, e.g. with :mod:`posenc.scaling` output.
+    ``base ** (-2i / head_dim)``, e.g. with :mod:`posenc.scaling` output; they are a
+    persistent float64 buffer (saved with the model, and kept float64 by ``.to(dtype)``).
+    ``cos``/``sin`` of the angles for positions ``0 .. n-1`` are cached in non-persistent
+    buffers that grow with the longest sequence seen.
     ``layout`` is ``"interleaved"`` (Meta llama) or ``"half"`` (Hugging Face).
     """
 
@@ -30,11 +86,100 @@ class RotaryEmbedding(nn.Module):
         self.head_dim = check_even_int("head_dim", head_dim)
         self.base = check_base(base)
         self.layout = check_choice("layout", layout, LAYOUTS)
-        self.frequencies = (None if frequencies is None
-                            else check_frequencies(frequencies, self.head_dim // 2))
+        self.register_buffer("inv_freq", torch.from_numpy(rope_frequencies(head_dim, base)))
+        self.register_buffer("_cos", torch.empty(0, head_dim // 2, dtype=torch.float64),
+                             persistent=False)
+        self.register_buffer("_sin", torch.empty(0, head_dim // 2, dtype=torch.float64),
+                             persistent=False)
+        self.frequencies = frequencies
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        """The per-pair frequencies in use, float64 ``[head_dim // 2]``."""
+        return to_numpy(self.inv_freq).astype(np.float64)
+
+    @frequencies.setter
+    def frequencies(self, frequencies) -> None:
+        values = (rope_frequencies(self.head_dim, self.base) if frequencies is None
+                  else check_frequencies(to_numpy(frequencies), self.head_dim // 2))
+        device = self.inv_freq.device
+        self.inv_freq = torch.from_numpy(values).to(device, _angle_dtype(device))
+        self._cos = self._cos[:0]  # the cached angles are stale
+        self._sin = self._sin[:0]
+
+    def _apply(self, fn, recurse=True):
+        # .to(dtype) must not round the frequencies or the cached angles: keep their dtype
+        kept = {n: getattr(self, n) for n in ("inv_freq", "_cos", "_sin")}
+        super()._apply(fn, recurse)
+        for name, before in kept.items():
+            device = getattr(self, name).device
+            setattr(self, name, before.to(device, _angle_dtype(device)))
+        return self
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        super()._load_from_state_dict(*args, **kwargs)
+        self._cos, self._sin = self._cos[:0], self._sin[:0]  # angles of the loaded frequencies
+
+    def _cos_sin(self, seq: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        if seq > self._cos.shape[0]:
+            positions = torch.arange(seq, device=self.inv_freq.device, dtype=self.inv_freq.dtype)
+            angles = positions[:, None] * self.inv_freq[None, :]  # m * theta_i, [seq, d/2]
+            self._cos, self._sin = angles.cos(), angles.sin()
+        return self._cos[:seq].to(device), self._sin[:seq].to(device)
 
     def forward(self, x: torch.Tensor, positions=None) -> torch.Tensor:
         if x.shape[-1] != self.head_dim:
             raise ValueError(f"x.shape[-1] must be head_dim={self.head_dim}, got {x.shape[-1]}")
-        return apply_rope(x, positions, base=self.base, layout=self.layout,
-                          frequencies=self.frequencies)
+        if positions is None:
+            cos, sin = self._cos_sin(x.shape[-2], x.device)
+        else:  # any positions: angles from the one definition, in float64
+            angles = rope_angles(positions, self.head_dim, self.base,
+                                 frequencies=self.frequencies)
+            return rotate_by_angles(x, angles, self.layout)
+        return rotate(x, cos, sin, self.layout)
+
+    def rotate(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self(q), self(k)
+
+
+def pi_frequencies(head_dim: int, base: float, train_length: int,
+                   eval_length: int) -> np.ndarray:
+    """Position Interpolation for ``eval_length``: ``theta_i / s`` with ``s = L_eval / L_train``.
+
+    From :func:`posenc.scaling.rope_scaling_frequencies` (``method="linear"``); ``s = 1``
+    (no change) at or below the training length. Shape ``[head_dim // 2]``.
+    """
+    factor = max(eval_length / train_length, 1.0)
+    inv_freq, attention_factor = rope_scaling_frequencies(
+        "linear", head_dim, base=base, factor=factor,
+        original_max_position_embeddings=train_length, seq_len=eval_length)
+    assert attention_factor == 1.0  # PI rescales nothing else
+    return inv_freq
+
+
+def _with_pi(model, train_length: int, eval_length: int):
+    """A copy of a trained RoPE model whose frequencies are divided by ``L_eval / L_train``."""
+    adapted = copy.deepcopy(model)
+    adapted.set_rope_frequencies(pi_frequencies(model.config.head_dim, model.config.base,
+                                                train_length, eval_length))
+    return adapted
+
+
+def _rope_cost(b: int, h: int, n: int, d: int) -> dict[str, int]:
+    """4 multiplies and 2 adds per pair, on q and k; cos and sin ``[L, d_head / 2]`` each."""
+    return {"matmul_flops": 0, "elementwise_flops": 6 * b * n * d, "memory": n * (d // h)}
+
+
+def _build_rope(spec: AttentionSpec, *, base: float = 10000.0, rope_layout: str = "interleaved",
+                rope_frequencies=None):
+    return RotaryEmbedding(spec.head_dim, base, layout=rope_layout, frequencies=rope_frequencies)
+
+
+register_position(
+    "rope", RotaryEmbedding, build=_build_rope, label="RoPE",
+    family="relative (made from absolute rotations)", where="rotates q and k in every layer",
+    models="LLaMA, GPT-NeoX, Mistral", paper="Su et al., 2021", parameter_scope="none",
+    color="#D55E00", cost=_rope_cost,
+    variants=[Variant("rope_pi", "RoPE + PI", _with_pi,
+                      note="RoPE weights, frequencies / (L_eval / L_train) at evaluation "
+                           "(Position Interpolation, no fine-tuning)")])

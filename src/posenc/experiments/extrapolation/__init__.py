@@ -1,0 +1,76 @@
+"""Train short, test long: length extrapolation of position encodings on a laptop CPU.
+
+The protocol of Press, Smith & Lewis (ALiBi, ICLR 2022), scaled down: train one tiny
+byte-level language model (:class:`posenc.model.TinyLM`) per position encoding, all with
+the same data order, steps and seed, on sequences of ``train_length`` bytes of Python
+standard-library source (:mod:`posenc.data`); then, without further training, measure
+the held-out loss at every position of sequences ``1x, 2x, 4x, 8x`` as long. Any
+registered method (:data:`posenc.nn.POSITIONS`) can be trained; the evaluation-time
+variants come from the registry too and reuse trained weights:
+
+* ``rope_pi``: the RoPE model with Position Interpolation (Chen et al., 2023): all
+  frequencies divided by ``s = L_eval / L_train`` (``posenc.scaling``, ``method="linear"``),
+  so every position maps back into the trained range.
+* ``learned_interp``: the learned-table model with its table linearly stretched to
+  ``L_eval`` rows. The plain ``learned`` model is *not defined* past ``train_length``
+  (there is no row to look up): its entries there are ``null``.
+
+Three parts: :mod:`.config` (what decides the numbers), :mod:`.run` (training and
+evaluation) and :mod:`.cli` (the command line, run by ``__main__``). Run it (the full configuration
+takes minutes; see the chapter for timings)::
+
+    python -m posenc.experiments.extrapolation \
+        --output src/posenc/results/extrapolation_results.json
+
+``--preset small`` is the configuration the chapter runs live; every field can be
+overridden (``--help``). The same command on the same machine gives the same numbers.
+The figures of the results are in :mod:`posenc.figures.extrapolation`.
+"""
+
+from ...compare import PUBLISHED_WIKITEXT103
+from .cli import main
+from .config import (
+    DERIVED_VARIANTS,
+    ENCODINGS,
+    PRESETS,
+    VARIANT_LABELS,
+    ExtrapolationConfig,
+    config_hash,
+    variant_source,
+)
+from .run import (
+    binned_mean,
+    format_summary,
+    learning_rate_at,
+    per_position_loss,
+    rope_pi_frequencies,
+    run_experiment,
+    seed_everything,
+    summary_rows,
+    t5_bias_by_distance,
+    t5_bias_table,
+    train_model,
+)
+
+__all__ = [
+    "ENCODINGS",
+    "DERIVED_VARIANTS",
+    "VARIANT_LABELS",
+    "ExtrapolationConfig",
+    "PRESETS",
+    "PUBLISHED_WIKITEXT103",
+    "config_hash",
+    "variant_source",
+    "seed_everything",
+    "learning_rate_at",
+    "train_model",
+    "t5_bias_table",
+    "per_position_loss",
+    "rope_pi_frequencies",
+    "run_experiment",
+    "summary_rows",
+    "format_summary",
+    "binned_mean",
+    "t5_bias_by_distance",
+    "main",
+]

@@ -1,0 +1,318 @@
+"""The position-method protocol and its registry, :data:`POSITIONS`.
+
+Position can enter self-attention in four places, and a position method is one
+:class:`PositionEncoding` module that overrides the hooks for the places it uses
+(the others keep their do-nothing defaults). :class:`~posenc.nn.MultiHeadSelfAttention`
+calls every hook of every method in the same order, with no method named in its code::
+
+    x      = enc.embed(x)                  # [batch, seq, d_model]: added to the token embeddings
+    q, k, v = project(x)                   # each [batch, heads, seq, head_dim]
+    q, k   = enc.rotate(q, k)              # applied to queries and keys
+    s      = q @ k^T / sqrt(head_dim)      # [batch, heads, seq_q, seq_k]
+    s      = s + enc.score_bias(q, k)      # a bias on the scores (None: no bias)
+    s      = s + causal mask               # when causal
+    p      = softmax(s)
+    y      = p @ v + enc.value_term(p, v)  # a term added to the values (None: none)
+
+==================  ===================================  ===============================
+hook                what it returns                      methods
+==================  ===================================  ===============================
+``embed(x)``        ``x`` plus a ``[seq, d_model]``      sinusoidal, learned
+                    table (same shape, dtype as ``x``)
+``rotate(q, k)``    ``(q', k')``, each the shape of      RoPE; xPos, partial RoPE,
+                    its input; q and k may be treated    p-RoPE, 2-D RoPE
+                    differently (xPos scales them
+                    inversely)
+``score_bias(q,k)`` a bias broadcastable to              ALiBi, T5, Shaw's key term;
+                    ``[batch, heads, seq_q, seq_k]``,    KERPLE, FIRE (from positions
+                    added to the *scaled* scores; it     only); CoPE (from q and k)
+                    may read q and k
+``value_term(p,v)`` ``[batch, heads, seq_q, head_dim]``  Shaw's value term
+                    added to ``p @ v`` (``p`` are the
+                    attention weights)
+==================  ===================================  ===============================
+
+Rules every method follows:
+
+* Work on the device and in the dtype of the tensor it is given (``x`` or ``q``);
+  cached tables are non-persistent buffers (they follow ``.to()`` and grow when a
+  longer sequence comes), and state a model depends on is a parameter or a
+  persistent buffer, so it survives ``state_dict()`` / ``load_state_dict()``.
+* Angles and other position arithmetic in at least float32, whatever the input dtype.
+* A method that uses ``embed`` uses no other hook: :class:`~posenc.model.TinyLM` adds
+  such a table once, at the embeddings, and runs its blocks without position.
+* ``shared_across_layers = True`` makes :class:`~posenc.model.TinyLM` use the first
+  block's module in every block (T5's one bias table per stack).
+
+A method is registered once, with :func:`register_position`, under a name; from then
+on ``MultiHeadSelfAttention(position=name)``, ``TinyLMConfig(position=name)``, the
+comparison tables (:mod:`posenc.compare`), the figure colours and the extrapolation
+experiment know it. The built-in methods are one file each in :mod:`posenc.nn`
+(``absolute.py``, ``rotary.py``, ``alibi.py``, ``shaw.py``, ``t5.py``), registration at
+the end. A reader's own method is a class and one call, e.g. in a notebook cell::
+
+    class DistanceBias(PositionEncoding):
+        def __init__(self, spec, *, decay=0.1):
+            super().__init__()
+            self.decay = decay
+
+        def score_bias(self, q, k):
+            i = torch.arange(q.shape[-2], device=q.device)
+            j = torch.arange(k.shape[-2], device=k.device)
+            return -self.decay * (i[:, None] - j[None, :]).abs().to(q.dtype)
+
+    register_position("distance", DistanceBias, label="distance bias", color="#888888")
+
+The constructor takes an :class:`AttentionSpec` and, keyword-only with defaults, the
+method's options; ``MultiHeadSelfAttention(..., decay=0.2)`` passes them through.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+__all__ = [
+    "HOOKS",
+    "AttentionSpec",
+    "PositionEncoding",
+    "NoPosition",
+    "Variant",
+    "PositionMethod",
+    "POSITIONS",
+    "POSITION_METHODS",
+    "register_position",
+    "unregister_position",
+    "get_position",
+    "build_position",
+]
+
+#: The hooks, in the order attention calls them.
+HOOKS = ("embed", "rotate", "score_bias", "value_term")
+
+
+@dataclass(frozen=True)
+class AttentionSpec:
+    """The sizes a position module is built for.
+
+    ``in_model`` is True when a whole model (:class:`~posenc.model.TinyLM`) builds it,
+    False for a lone attention layer: a method may follow a model-level convention
+    then (the learned table is initialised ``N(0, 1/d_model)`` as fairseq does).
+    """
+
+    d_model: int
+    num_heads: int
+    causal: bool = False
+    in_model: bool = False
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.num_heads
+
+
+class PositionEncoding(nn.Module):
+    """Base class of every position method: four hooks that do nothing until overridden.
+
+    Subclasses take ``(spec: AttentionSpec, *, option=default, ...)`` in ``__init__``
+    and override the hooks they use (see the module docstring for shapes).
+    """
+
+    #: Use one instance for every block of a model (T5's shared bias table).
+    shared_across_layers: bool = False
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        """``[batch, seq, d_model]`` -> the same, with position added."""
+        return x
+
+    def rotate(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Queries and keys ``[batch, heads, seq, head_dim]`` -> transformed ones."""
+        return q, k
+
+    def score_bias(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor | None:
+        """A bias added to ``q k^T / sqrt(head_dim)``, broadcastable to ``[b, h, q, k]``."""
+        return None
+
+    def value_term(self, weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor | None:
+        """A term added to ``weights @ v``: ``[batch, heads, seq_q, head_dim]``."""
+        return None
+
+    @classmethod
+    def hooks(cls) -> tuple[str, ...]:
+        """The hooks this class overrides, in :data:`HOOKS` order."""
+        return tuple(h for h in HOOKS if getattr(cls, h) is not getattr(PositionEncoding, h))
+
+
+class NoPosition(PositionEncoding):
+    """No position anywhere (NoPE, Kazemnejad et al., 2023): attention alone is then
+    permutation-equivariant; a causal mask still lets a decoder infer position."""
+
+    def __init__(self, spec: AttentionSpec | None = None):
+        super().__init__()
+
+
+@dataclass(frozen=True)
+class Variant:
+    """An evaluation-time variant of a trained method (e.g. RoPE + Position Interpolation).
+
+    ``adapt(model, train_length, eval_length)`` returns the model to evaluate at
+    ``eval_length`` (a changed copy; the trained model stays as it was).
+    """
+
+    name: str
+    label: str
+    adapt: Callable
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PositionMethod:
+    """One registered method: its module class, how to build it, and the facts the
+    comparisons print."""
+
+    name: str
+    module: type[PositionEncoding]
+    factory: Callable
+    label: str
+    family: str = "relative"
+    where: str = ""
+    models: str = ""
+    paper: str = ""
+    parameter_scope: str = "none"
+    color: str = "#777777"
+    #: ``cost(batch, heads, seq_len, d_model) -> {matmul_flops, elementwise_flops, memory}``
+    cost: Callable | None = None
+    variants: tuple[Variant, ...] = ()
+    #: Set by a method whose model may refuse a length (raising ``ValueError``): the
+    #: experiment then records ``null`` there with this note (``{train_length}`` filled in).
+    undefined_note: str = ""
+    options: Mapping = field(default_factory=dict)
+
+    @property
+    def hooks(self) -> tuple[str, ...]:
+        return self.module.hooks()
+
+    def build(self, spec: AttentionSpec, **options) -> PositionEncoding:
+        """The module for ``spec``, given the options it declares (others are ignored)."""
+        own = {k: v for k, v in options.items() if k in self.options}
+        return self.factory(spec, **own)
+
+
+#: name -> :class:`PositionMethod`, in registration order.
+POSITIONS: dict[str, PositionMethod] = {}
+
+
+def register_position(name: str, module: type[PositionEncoding], *, build: Callable | None = None,
+                      label: str | None = None,
+                      family: str = "relative", where: str = "", models: str = "",
+                      paper: str = "", parameter_scope: str = "none", color: str = "#777777",
+                      cost: Callable | None = None, variants: Sequence[Variant] = (),
+                      undefined_note: str = "", replace: bool = False) -> PositionMethod:
+    """Register ``module`` under ``name``; returns the :class:`PositionMethod`.
+
+    ``module`` is a :class:`PositionEncoding` subclass. ``build(spec, *, option=default,
+    ...)`` makes one for an :class:`AttentionSpec`; by default ``build`` is ``module``
+    itself, whose ``__init__`` then takes the spec and keyword-only options. The
+    keyword-only arguments of ``build`` are the method's options. Option names are one
+    namespace: ``MultiHeadSelfAttention`` and ``TinyLM`` pass each method the options it
+    declares, so two methods that both take ``base`` both get the one value given (each
+    keeps its own default). Registering a taken name raises ``ValueError`` unless
+    ``replace=True`` (handy when re-running a cell).
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be a str usable as an identifier, got {name!r}")
+    if not (isinstance(module, type) and issubclass(module, PositionEncoding)):
+        raise TypeError(f"module must be a PositionEncoding subclass, got {module!r}")
+    hooks = module.hooks()
+    if "embed" in hooks and len(hooks) > 1:
+        raise TypeError(f"{module.__name__} overrides embed and {hooks[1:]}: a method that "
+                        "adds to the embeddings uses no other hook")
+    if name in POSITIONS and not replace:
+        raise ValueError(f"position method {name!r} is already registered "
+                         "(pass replace=True to replace it)")
+    factory = module if build is None else build
+    options = {p.name: p.default for p in inspect.signature(factory).parameters.values()
+               if p.kind is p.KEYWORD_ONLY}
+    method = PositionMethod(name=name, module=module, factory=factory, label=label or name,
+                            family=family, where=where, models=models, paper=paper,
+                            parameter_scope=parameter_scope, color=color, cost=cost,
+                            variants=tuple(variants), undefined_note=undefined_note,
+                            options=options)
+    POSITIONS[name] = method
+    return method
+
+
+def unregister_position(name: str) -> None:
+    """Remove a registered method (a reader's experiment, say)."""
+    get_position(name)
+    del POSITIONS[name]
+
+
+def get_position(name) -> PositionMethod:
+    """The registered method ``name``; ``ValueError`` naming the registered ones if none."""
+    if not isinstance(name, str) or name not in POSITIONS:
+        raise ValueError(f"position must be one of {', '.join(map(repr, POSITIONS))}; "
+                         f"got {name!r}")
+    return POSITIONS[name]
+
+
+def all_options() -> dict:
+    """Every registered option and its default (the keywords attention accepts)."""
+    return {o: d for m in POSITIONS.values() for o, d in m.options.items()}
+
+
+def build_position(name: str, spec: AttentionSpec, **options) -> PositionEncoding:
+    """Build method ``name`` for ``spec``. Options of other registered methods are
+    ignored; an option no method has raises ``TypeError``."""
+    method = get_position(name)
+    unknown = sorted(set(options) - set(all_options()))
+    if unknown:
+        raise TypeError(f"unknown option(s) {', '.join(unknown)}; the registered methods take "
+                        f"{', '.join(sorted(all_options()))}")
+    return method.build(spec, **options)
+
+
+class LiveNames(Sequence):
+    """A live tuple of registered names (a method registered later appears too)."""
+
+    def __init__(self, select: Callable[[PositionMethod], bool] = lambda m: True,
+                 order: Callable[[PositionMethod], int] | None = None):
+        self._select, self._order = select, order
+
+    def _names(self) -> tuple[str, ...]:
+        methods = [m for m in POSITIONS.values() if self._select(m)]
+        if self._order is not None:
+            methods.sort(key=self._order)  # stable: registration order within a rank
+        return tuple(m.name for m in methods)
+
+    def __getitem__(self, index):
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, name) -> bool:
+        return name in self._names()
+
+    def __eq__(self, other) -> bool:
+        return tuple(self) == tuple(other) if isinstance(other, Sequence) else NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+#: Every registered name, in registration order (a live view of :data:`POSITIONS`).
+POSITION_METHODS = LiveNames()
+
+register_position(
+    "none", NoPosition, label="NoPE", family="none", where="nowhere",
+    models="NoPE decoders (Kazemnejad et al., 2023)", paper="Kazemnejad et al., 2023",
+    color="#000000")
