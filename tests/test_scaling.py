@@ -13,6 +13,7 @@ from posenc.scaling import (
     rope_scaling_frequencies,
     yarn_attention_factor,
     yarn_correction_range,
+    yarn_mscale,
 )
 
 head_dims = st.integers(2, 128).map(lambda h: 2 * h)  # 4 .. 256
@@ -249,6 +250,21 @@ def test_yarn_options():
     # None means "default", as Hugging Face's `.get("beta_fast") or 32`
     np.testing.assert_array_equal(scaled("yarn", **base_kw, beta_fast=None)[0],
                                   scaled("yarn", **base_kw)[0])
+
+
+def test_yarn_mscale_and_deepseek_softmax_scale():
+    # YaRN's yarn_get_mscale: 0.1 * m * ln(s) + 1, and 1 at or below s = 1
+    assert yarn_mscale(40.0) == pytest.approx(0.1 * math.log(40) + 1)
+    assert yarn_mscale(40.0, 0.707) == pytest.approx(0.0707 * math.log(40) + 1)
+    assert yarn_mscale(1.0, 5.0) == yarn_mscale(0.5) == 1.0
+    # DeepSeek-V3 (factor 40, mscale = mscale_all_dim = 1): cos/sin unscaled, but the
+    # softmax scale is multiplied by mscale(40, 1)^2 = (0.1 ln 40 + 1)^2 ~ 1.874
+    assert yarn_attention_factor(40, mscale=1.0, mscale_all_dim=1.0) == 1.0
+    assert yarn_mscale(40.0, 1.0) ** 2 == pytest.approx(1.8738, abs=1e-4)
+    with pytest.raises(ValueError, match="mscale"):
+        yarn_mscale(4.0, 0.0)
+    with pytest.raises(TypeError, match="factor"):
+        yarn_mscale("4")
 
 
 def test_yarn_zero_width_ramp_guard():

@@ -46,6 +46,7 @@ __all__ = [
     "rope_scaling_frequencies",
     "yarn_correction_range",
     "yarn_attention_factor",
+    "yarn_mscale",
 ]
 
 #: The methods :func:`rope_scaling_frequencies` knows, in the order the course meets them.
@@ -206,6 +207,17 @@ def yarn_correction_range(head_dim: int, base: float, original_max_position_embe
     return max(low, 0), min(high, head_dim - 1)
 
 
+def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
+    """YaRN's ``mscale(s, m) = 0.1 m ln s + 1`` (1.0 for ``s <= 1``).
+
+    ``yarn_get_mscale`` in YaRN's, DeepSeek's and Hugging Face's code. DeepSeek-V2/V3 also
+    multiply the softmax scale by ``yarn_mscale(factor, mscale_all_dim) ** 2``.
+    """
+    factor = check_float("factor", factor, greater_than=0.0)
+    mscale = check_float("mscale", mscale, greater_than=0.0)
+    return 1.0 if factor <= 1 else 0.1 * mscale * math.log(factor) + 1.0
+
+
 def yarn_attention_factor(factor: float, *, mscale: float | None = None,
                           mscale_all_dim: float | None = None) -> float:
     """YaRN's default attention factor ``0.1 ln s + 1`` (1.0 for ``s <= 1``).
@@ -219,13 +231,9 @@ def yarn_attention_factor(factor: float, *, mscale: float | None = None,
         mscale = check_float("mscale", mscale, greater_than=0.0)
     if mscale_all_dim is not None:
         mscale_all_dim = check_float("mscale_all_dim", mscale_all_dim, greater_than=0.0)
-
-    def get_mscale(scale: float, m: float = 1.0) -> float:
-        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
-
     if mscale is not None and mscale_all_dim is not None:
-        return get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
-    return get_mscale(factor)
+        return yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all_dim)
+    return yarn_mscale(factor)
 
 
 def _yarn(default: np.ndarray, head_dim: int, base: float, factor: float, length0: float,

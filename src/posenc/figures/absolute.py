@@ -174,7 +174,7 @@ INJECTION_POINTS = [
     (0, "learned", "learned\n$x_p + E_p$"),
     (2, "rope", "RoPE\nrotate $q_i$, $k_j$"),
     (2, "shaw", "Shaw\n$k_j + a^K_{j-i}$"),
-    (3, "alibi", "ALiBi\n$-m\\,|i-j|$"),
+    (3, "alibi", "ALiBi\n$-m\\,(i-j)$"),
     (3, "t5", "T5\n+ learned $b_{\\mathrm{bucket}(j-i)}$"),
     (5, "shaw", "Shaw\n$v_j + a^V_{j-i}$"),
 ]
