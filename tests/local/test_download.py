@@ -1,0 +1,76 @@
+"""A reader with one downloaded chapter and the course archive, outside the repository.
+
+The chapter's first cell stops with install instructions; the one-line install the site
+documents (``book/running_locally.md``) is run as written in a fresh virtual environment;
+then the chapter executes there top to bottom. Chapter 9 is the one that also needs data
+files, which it must find through the library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import venv
+
+import nbformat
+import pytest
+
+from .conftest import BOOK, ROOT
+
+sys.path.insert(0, str(ROOT / "site"))
+sys.path.insert(0, str(ROOT / "tests"))
+from chapter_header import CHECK_ID, INSTALL  # noqa: E402
+from posenc_download import ARCHIVE_NAME, build_course_archive  # noqa: E402
+
+CHAPTER = "09_extrapolation.ipynb"
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory):
+    """A folder with the chapter and the archive, and a fresh venv beside it."""
+    home = tmp_path_factory.mktemp("reader")
+    (home / CHAPTER).write_bytes((BOOK / CHAPTER).read_bytes())
+    build_course_archive(ROOT, home / ARCHIVE_NAME)
+    venv.create(home / "venv", with_pip=True)
+    # HOME: no user-level Jupyter config or kernels; PIP_RETRIES: where PyTorch's index is not
+    # reachable (as on the course's own build machine) pip moves on at once instead of retrying.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
+    env.update(HOME=str(home), PATH=f"{home / 'venv' / 'bin'}:{env['PATH']}", PIP_RETRIES="0",
+               OMP_NUM_THREADS="2")
+    return home, env
+
+
+def test_without_the_library_the_chapter_says_what_to_install(reader):
+    home, env = reader
+    check = next(c for c in nbformat.read(home / CHAPTER, as_version=4).cells
+                 if c.get("id") == CHECK_ID)
+    run = subprocess.run(["python", "-c", check.source], cwd=home, env=env,
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert INSTALL in run.stderr and "Traceback" in run.stderr
+
+
+def test_the_documented_install_then_the_chapter_runs(reader):
+    home, env = reader
+    install = subprocess.run(shlex.split(INSTALL), cwd=home, env=env, capture_output=True,
+                             text=True, timeout=900)
+    assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
+    packages = subprocess.run(["python", "-m", "pip", "list", "--format=json"], cwd=home,
+                              env=env, capture_output=True, text=True, check=True)
+    names = {p["name"].lower().replace("_", "-"): p["version"] for p in json.loads(packages.stdout)}
+    assert "posenc" in names and "jupyterlab-myst" in names
+    assert not [n for n in names if n.startswith("nvidia") or n == "triton"], "a CUDA build"
+
+    out = home / "executed.ipynb"
+    run = subprocess.run(["jupyter", "nbconvert", "--to", "notebook", "--execute", CHAPTER,
+                          "--output", out.name, "--ExecutePreprocessor.timeout=600"],
+                         cwd=home, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-4000:]
+    executed = nbformat.read(out, as_version=4)
+    errors = [o for c in executed.cells if c.cell_type == "code"
+              for o in c.outputs if o.output_type == "error"]
+    assert not errors
+    assert sum(bool(c.outputs) for c in executed.cells if c.cell_type == "code") > 5
