@@ -14,6 +14,7 @@ TORCH_PIN := $(shell sed -n 's/^torch==//p' requirements.txt)
 LAB_IP   ?= 127.0.0.1
 LAB_PORT ?= 8888
 LAB_ARGS ?=
+LAB_DIR  ?= book
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -95,7 +96,7 @@ test: lint unit notebooks book browser local
 # it also turns on the notebook filter in .gitattributes, so outputs and saved widget state
 # never reach a commit (the working copy keeps them).
 lab: $(STAMP) git-filter
-	$(BIN)/jupyter lab --notebook-dir=book --ip=$(LAB_IP) --port=$(LAB_PORT) $(ROOT_FLAG) $(LAB_ARGS)
+	$(BIN)/jupyter lab --notebook-dir=$(LAB_DIR) --ip=$(LAB_IP) --port=$(LAB_PORT) $(ROOT_FLAG) $(LAB_ARGS)
 
 git-filter:
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \

@@ -6,9 +6,9 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -30,7 +30,7 @@ def free_port() -> int:
 
 
 class Lab:
-    """A JupyterLab server on 127.0.0.1 over a folder, started as `make lab` starts it."""
+    """A JupyterLab server on 127.0.0.1 over a folder, started by `make lab` itself."""
 
     def __init__(self, folder: Path, home: Path):
         self.folder, self.port = folder, free_port()
@@ -38,18 +38,18 @@ class Lab:
         env = dict(os.environ, HOME=str(home), JUPYTER_CONFIG_DIR=str(home / "config"),
                    JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
                    JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
-        jupyter = Path(sys.executable).with_name("jupyter")
-        args = [str(jupyter), "lab", "--no-browser", f"--port={self.port}", "--ip=127.0.0.1",
-                f"--notebook-dir={folder}", f"--IdentityProvider.token={TOKEN}",
-                "--LabApp.expose_app_in_browser=True"]
-        if os.geteuid() == 0:
-            args.append("--allow-root")
+        # the README's knobs; make adds --allow-root when run as root, as in a container
+        lab_args = (f"--no-browser --IdentityProvider.token={TOKEN} "
+                    "--LabApp.expose_app_in_browser=True")
+        args = ["make", "--no-print-directory", "lab", f"LAB_PORT={self.port}", f"LAB_DIR={folder}",
+                f"LAB_ARGS={lab_args}"]
         # Test-only user setting: every cell stays in the page, so the test can find it.
         settings = home / "settings" / "@jupyterlab" / "notebook-extension"
         settings.mkdir(parents=True)
         (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
         self.log = open(home / "lab.log", "w")  # noqa: SIM115 (closed in stop)
-        self.process = subprocess.Popen(args, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=self.log,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError):
@@ -66,7 +66,8 @@ class Lab:
         return json.loads(body) if body else None
 
     def stop(self):
-        self.process.terminate()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)  # make and the server it started
         self.process.wait(timeout=30)
         self.log.close()
 
