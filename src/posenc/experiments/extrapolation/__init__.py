@@ -28,49 +28,9 @@ The figures of the results are in :mod:`posenc.figures.extrapolation`.
 """
 
 from ...compare import PUBLISHED_WIKITEXT103
+from . import config, run
 from .cli import main
-from .config import (
-    DERIVED_VARIANTS,
-    ENCODINGS,
-    PRESETS,
-    VARIANT_LABELS,
-    ExtrapolationConfig,
-    config_hash,
-    variant_source,
-)
-from .run import (
-    binned_mean,
-    format_summary,
-    learning_rate_at,
-    per_position_loss,
-    rope_pi_frequencies,
-    run_experiment,
-    seed_everything,
-    summary_rows,
-    t5_bias_by_distance,
-    t5_bias_table,
-    train_model,
-)
+from .config import *  # noqa: F403 (the public names of config.py and run.py, listed there)
+from .run import *  # noqa: F403
 
-__all__ = [
-    "ENCODINGS",
-    "DERIVED_VARIANTS",
-    "VARIANT_LABELS",
-    "ExtrapolationConfig",
-    "PRESETS",
-    "PUBLISHED_WIKITEXT103",
-    "config_hash",
-    "variant_source",
-    "seed_everything",
-    "learning_rate_at",
-    "train_model",
-    "t5_bias_table",
-    "per_position_loss",
-    "rope_pi_frequencies",
-    "run_experiment",
-    "summary_rows",
-    "format_summary",
-    "binned_mean",
-    "t5_bias_by_distance",
-    "main",
-]
+__all__ = [*config.__all__, *run.__all__, "PUBLISHED_WIKITEXT103", "main"]
