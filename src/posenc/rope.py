@@ -408,9 +408,9 @@ def apply_xpos(q, k, positions=None, *, base: float = 10000.0, scale_base: float
 
 def _check_sections(sections, num_pairs: int) -> tuple[int, ...]:
     if isinstance(sections, str) or not hasattr(sections, "__len__") or len(sections) != 3:
-        raise TypeError(f"sections must be three positive integers (temporal, height, width "
+        raise TypeError(f"sections must be three integers >= 0 (temporal, height, width "
                         f"pairs), got {sections!r}")
-    sections = tuple(check_int(f"sections[{j}]", s) for j, s in enumerate(sections))
+    sections = tuple(check_int(f"sections[{j}]", s, minimum=0) for j, s in enumerate(sections))
     if sum(sections) != num_pairs:
         raise ValueError(f"sections must add up to head_dim // 2 = {num_pairs}, got "
                          f"{sections} (sum {sum(sections)})")
