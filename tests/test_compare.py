@@ -32,7 +32,13 @@ from posenc.nn import (
     SinusoidalPositionalEncoding,
     T5RelativeBias,
 )
-from posenc.rope import apply_rope, rope_angles, rope_rotation_matrix
+from posenc.rope import (
+    apply_rope,
+    axial_rope_angles,
+    rope_angles,
+    rope_rotation_matrix,
+    xpos_scale,
+)
 from posenc.sinusoidal import sinusoidal_encoding
 
 
@@ -41,7 +47,8 @@ def test_parameter_counts_follow_the_published_shapes():
                num_buckets=32)
     counts = {m: position_parameter_count(m, **cfg) for m in METHODS}
     assert counts == {"sinusoidal": 0, "learned": 2048 * 512, "rope": 0, "alibi": 0,
-                      "t5": 32 * 8, "shaw": 2 * (2 * 16 + 1) * 64}
+                      "t5": 32 * 8, "shaw": 2 * (2 * 16 + 1) * 64, "partial_rope": 0,
+                      "p_rope": 0, "xpos": 0, "axial_rope": 0}
     # T5-base: relative_attention_bias is Embedding(32, 12)
     assert position_parameter_count("t5", d_model=768, num_heads=12) == 384
 
@@ -56,6 +63,13 @@ def test_memory_is_what_the_modules_materialise():
         "alibi": ALiBiBias(h)(n).numel(),
         "t5": T5RelativeBias(h)(n).numel(),
         "shaw": sum(t.numel() for t in ShawRelativePosition(d_head)(n)),
+        # cos and sin of the rotated quarter (partial), of every pair (p-RoPE, 2-D),
+        # and xPos's scale beside them
+        "partial_rope": 2 * rope_angles(np.arange(n), d_head // 4).size,
+        "p_rope": 2 * rope_angles(np.arange(n), d_head).size,
+        "xpos": 2 * rope_angles(np.arange(n), d_head).size + xpos_scale(np.arange(n),
+                                                                          d_head).size,
+        "axial_rope": 2 * axial_rope_angles(np.arange(n), np.arange(n), d_head).size,
     }
     for method in METHODS:
         cost = extra_attention_cost(method, d_model=d, num_heads=h, seq_len=n)
@@ -90,7 +104,7 @@ def test_cost_scaling_and_bad_input():
             for n in (100, 200)]
     assert rope[1] == 2 * rope[0]  # linear in length
     with pytest.raises(ValueError, match="method"):
-        extra_attention_cost("xpos", d_model=64, num_heads=8, seq_len=10)
+        extra_attention_cost("cope_xyz", d_model=64, num_heads=8, seq_len=10)
     with pytest.raises(ValueError, match="divisible"):
         extra_attention_cost("rope", d_model=60, num_heads=8, seq_len=10)
     with pytest.raises(ValueError, match="seq_len"):
@@ -162,7 +176,9 @@ def test_comparison_rows_read_where_each_method_acts_from_its_hooks():
     assert {m: r["applies to"] for m, r in rows.items()} == {
         "sinusoidal": "token embeddings", "learned": "token embeddings",
         "rope": "queries and keys", "alibi": "attention scores", "t5": "attention scores",
-        "shaw": "attention scores, values"}
+        "shaw": "attention scores, values", "partial_rope": "queries and keys",
+        "p_rope": "queries and keys", "xpos": "queries and keys",
+        "axial_rope": "queries and keys"}
     assert rows["learned"]["parameters"] == 32 * 64 and rows["rope"]["parameters"] == 0
     assert rows["alibi"]["extra memory"] == 4 * 32 * 32  # the [heads, L, L] bias
     assert applies_to("none") == "nowhere"

@@ -134,7 +134,7 @@ def test_rope_pi_divides_every_frequency_by_the_length_ratio():
 
 
 @pytest.mark.parametrize("bad", [
-    dict(encodings=("rope", "xpos")), dict(encodings=()), dict(encodings=("rope", "rope")),
+    dict(encodings=("rope", "cope_xyz")), dict(encodings=()), dict(encodings=("rope", "rope")),
     dict(eval_multipliers=(2, 4)), dict(eval_multipliers=(1, 4, 2)),
     dict(eval_tokens=1000), dict(steps=0), dict(learning_rate=0.0), dict(d_model=30),
 ])

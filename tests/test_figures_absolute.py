@@ -114,7 +114,10 @@ def test_schematic_tags_every_method(fig):
     ax = draw_injection_schematic(fig)
     texts = [t.get_text() for t in ax.texts]
     methods = {method for _, method, _ in INJECTION_POINTS}
-    assert methods == set(METHOD_COLORS) - {"none"}
+    # the course's first methods (chapters 2-7); the later ones (RoPE variants, ...) are
+    # taught in their own chapters and not tagged here
+    assert methods == {"sinusoidal", "learned", "rope", "alibi", "shaw", "t5"}
+    assert methods <= set(METHOD_COLORS)
     for _, method, note in INJECTION_POINTS:
         assert note in texts
         patch = next(t for t in ax.texts if t.get_text() == note).get_bbox_patch()

@@ -161,7 +161,7 @@ def test_loss_falls_on_a_tiny_overfit_batch(position):
 
 
 @pytest.mark.parametrize("bad, error", [
-    (dict(position="xpos"), ValueError),
+    (dict(position="cope_xyz"), ValueError),
     (dict(d_model=30, num_heads=4), ValueError),
     (dict(num_layers=0), ValueError),
     (dict(interpolate="cubic"), ValueError),

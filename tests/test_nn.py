@@ -162,7 +162,7 @@ def test_sdpa_is_used_for_alibi_and_equal_to_functional():
 
 def test_bad_input():
     with pytest.raises(ValueError, match="position"):
-        MultiHeadSelfAttention(32, 4, "xpos")
+        MultiHeadSelfAttention(32, 4, "cope_xyz")
     with pytest.raises(ValueError, match="divisible"):
         MultiHeadSelfAttention(30, 4)
     with pytest.raises(ValueError, match="num_heads"):

@@ -60,14 +60,15 @@ def check_choice(name: str, value, choices: Sequence[str]) -> str:
 
 
 def check_frequencies(frequencies, num_pairs: int) -> np.ndarray:
-    """A per-pair frequency vector: 1-D, ``num_pairs`` long, finite and positive."""
+    """A per-pair frequency vector: 1-D, ``num_pairs`` long, finite and >= 0 (a zero
+    frequency leaves its pair unrotated, as p-RoPE's lowest pairs)."""
     arr = np.asarray(frequencies, dtype=np.float64)
     if arr.shape != (num_pairs,):
         raise ValueError(
             f"frequencies must have shape ({num_pairs},) = (head_dim // 2,), got {arr.shape}"
         )
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError("frequencies must be finite and > 0")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError("frequencies must be finite and >= 0")
     return arr
 
 

@@ -19,6 +19,11 @@ the LM trains with.
 * ``"none"`` (NoPE, Kazemnejad et al., 2023): no encoding anywhere. A causal
   decoder can still infer position: the causal mask itself breaks permutation
   symmetry (a token can count how many tokens it attends to).
+
+NoPE layers among position layers: ``nope_every=k`` (``k >= 1``) leaves every ``k``-th
+block (blocks ``k-1, 2k-1, ...``, counting from 0) without any position, as Llama 4's
+interleaved-RoPE ("iRoPE") layers do with ``k = 4``; the other blocks use ``position``.
+``0`` (the default) means no such layers. Only for a method that acts inside attention.
 """
 
 from __future__ import annotations
@@ -59,7 +64,8 @@ class TinyLMConfig:
     ``t5_num_buckets`` / ``t5_max_distance`` set T5's buckets; ``share_t5_bias`` shares
     one T5 table across blocks (T5 does). ``shaw_max_distance`` clips Shaw's distances.
     ``options`` passes any other option to the position method (a dict, stored as
-    sorted ``(name, value)`` pairs so the config stays hashable).
+    sorted ``(name, value)`` pairs so the config stays hashable). ``nope_every=k`` makes
+    every ``k``-th block a NoPE block (module docstring); 0 keeps position in all.
     """
 
     vocab_size: int = 256
@@ -76,6 +82,7 @@ class TinyLMConfig:
     share_t5_bias: bool = True
     shaw_max_distance: int = 16
     options: tuple = ()
+    nope_every: int = 0
 
     def __post_init__(self):
         options = dict(self.options)
@@ -92,12 +99,23 @@ class TinyLMConfig:
         get_position(self.position)
         check_choice("interpolate", self.interpolate, LearnedPositionalEmbedding.INTERPOLATIONS)
         check_base(self.base)
+        check_int("nope_every", self.nope_every, minimum=0)
+        if self.nope_every and self.position in ABSOLUTE_METHODS:
+            raise ValueError(f"nope_every needs a position method that acts inside attention; "
+                             f"{self.position!r} is added once at the embeddings")
         if not isinstance(self.share_t5_bias, bool):
             raise TypeError(f"share_t5_bias must be True or False, got {self.share_t5_bias!r}")
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.num_heads
+
+    def block_positions(self) -> tuple[str, ...]:
+        """The position method of each block's attention, in order (``"none"`` for a
+        NoPE block, and for every block of an absolute method, added at the embeddings)."""
+        own = "none" if self.position in ABSOLUTE_METHODS else self.position
+        k = self.nope_every
+        return tuple("none" if k and (i + 1) % k == 0 else own for i in range(self.num_layers))
 
     def position_options(self) -> dict:
         """The keywords the position method is built with (each method takes its own)."""
@@ -131,12 +149,14 @@ class Block(nn.Module):
 
     Shape: ``[batch, seq, d_model]`` to ``[batch, seq, d_model]``. The attention uses the
     config's position method if it is relative, ``"none"`` if it is absolute (the
-    absolute table was already added at the embeddings).
+    absolute table was already added at the embeddings); ``position`` overrides that
+    (:class:`TinyLM` passes ``"none"`` for a NoPE block).
     """
 
-    def __init__(self, config: TinyLMConfig):
+    def __init__(self, config: TinyLMConfig, position: str | None = None):
         super().__init__()
-        attention_position = "none" if config.position in ABSOLUTE_METHODS else config.position
+        attention_position = ("none" if config.position in ABSOLUTE_METHODS else config.position
+                              ) if position is None else get_position(position).name
         self.ln_attn = nn.LayerNorm(config.d_model)
         self.attn = MultiHeadSelfAttention(
             config.d_model, config.num_heads, attention_position, causal=True, in_model=True,
@@ -174,14 +194,16 @@ class TinyLM(nn.Module):
             spec = AttentionSpec(config.d_model, config.num_heads, causal=True, in_model=True)
             self.position_embedding = build_position(config.position, spec,
                                                      **config.position_options())
-        self.blocks = nn.ModuleList(Block(config) for _ in range(config.num_layers))
+        self.blocks = nn.ModuleList(Block(config, position)
+                                    for position in config.block_positions())
         self.ln_final = nn.LayerNorm(config.d_model)
         self.head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         self.apply(self._init_weights)
         nn.init.normal_(self.token_embedding.weight, std=1.0)
-        shared = self.blocks[0].attn.encoding
+        with_position = [b for b in self.blocks if b.attn.position == self.blocks[0].attn.position]
+        shared = with_position[0].attn.encoding
         if shared.shared_across_layers:
-            for block in self.blocks[1:]:
+            for block in with_position[1:]:
                 block.attn.encoding = shared  # one module for all blocks, as T5's table
 
     @staticmethod

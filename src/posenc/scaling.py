@@ -17,6 +17,8 @@ ntk          ``base' = base * s ** (d / (d-2))`` -- NTK-aware (bloc97, 2023)
 dynamic      ``base' = base * (s * L / L0 - (s - 1)) ** (d / (d-2))``, ``L = max(seq_len, L0)``
 yarn         per-pair blend of ``theta_i`` and ``theta_i / s`` (Peng et al., 2024)
 llama3       unchanged / blended / ``theta_i / s`` by wavelength (Llama 3.1)
+longrope     ``theta_i / lambda_i``, searched per-pair factors (Ding et al., 2024)
+proportional the fastest pairs keep ``theta_i``, the rest 0 (p-RoPE; Barbero et al., 2025)
 ===========  ==================================================================
 
 How to use the output::
@@ -43,6 +45,7 @@ from .rope import rope_frequencies
 
 __all__ = [
     "SCALING_METHODS",
+    "ROPE_TYPES",
     "rope_scaling_frequencies",
     "yarn_correction_range",
     "yarn_attention_factor",
@@ -51,6 +54,10 @@ __all__ = [
 
 #: The methods :func:`rope_scaling_frequencies` knows, in the order the course meets them.
 SCALING_METHODS = ("default", "linear", "ntk", "dynamic", "yarn", "llama3")
+
+#: Every ``method`` :func:`rope_scaling_frequencies` accepts: :data:`SCALING_METHODS` and two
+#: that need more than a factor (LongRoPE's searched per-pair factors; p-RoPE's fraction).
+ROPE_TYPES = SCALING_METHODS + ("longrope", "proportional")
 
 #: The extra keyword options each method accepts, with their defaults.
 _OPTIONS = {
@@ -61,10 +68,12 @@ _OPTIONS = {
     "yarn": {"beta_fast": 32.0, "beta_slow": 1.0, "attention_factor": None, "mscale": None,
              "mscale_all_dim": None, "truncate": True},
     "llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0},
+    "longrope": {"short_factor": None, "long_factor": None, "attention_factor": None},
+    "proportional": {"partial_rotary_factor": 1.0},
 }
 
 #: Methods that cannot run without ``original_max_position_embeddings``.
-_NEEDS_L0 = ("dynamic", "yarn", "llama3")
+_NEEDS_L0 = ("dynamic", "yarn", "llama3", "longrope")
 
 
 def rope_scaling_frequencies(method: str, head_dim: int, *, base: float = 10000.0,
@@ -78,9 +87,9 @@ def rope_scaling_frequencies(method: str, head_dim: int, *, base: float = 10000.
     ``[head_dim // 2]`` (plug it into ``apply_rope(..., frequencies=inv_freq)`` or
     ``posenc.nn.RotaryEmbedding(frequencies=inv_freq)``) and ``attention_factor`` a
     float that multiplies the rotated queries and keys (see the module docstring):
-    1.0 for every method except YaRN.
+    1.0 for every method except YaRN and LongRoPE.
 
-    ``method`` is one of :data:`SCALING_METHODS`; ``factor`` (``s >= 1``) is the
+    ``method`` is one of :data:`ROPE_TYPES`; ``factor`` (``s >= 1``) is the
     context extension ratio; ``original_max_position_embeddings`` (``L0``) the
     training length, required by ``dynamic``, ``yarn`` and ``llama3`` and ignored by
     the others; ``seq_len`` is the current length, used by ``dynamic`` only.
@@ -113,12 +122,24 @@ def rope_scaling_frequencies(method: str, head_dim: int, *, base: float = 10000.
       ``2 pi / theta_i`` is below ``L0 / high_freq_factor`` are unchanged, above
       ``L0 / low_freq_factor`` divided by ``s``; in between
       ``(1 - g) theta_i / s + g theta_i`` with ``g = (L0 / wavelength - low) / (high - low)``.
+    * ``"longrope"`` (Ding et al., 2024, used by Phi-3; Hugging Face
+      ``_compute_longrope_parameters``), options ``short_factor``, ``long_factor`` (each
+      ``head_dim // 2`` rescale factors ``lambda_i >= 1`` found by search, required) and
+      ``attention_factor=None``: ``theta_i / lambda_i`` with the long factors when
+      ``seq_len > L0`` and the short ones otherwise (also when ``seq_len`` is None). The
+      default attention factor is ``sqrt(1 + ln s / ln L0)`` for ``s > 1``, else 1
+      (Hugging Face sets ``s = max_position_embeddings / L0``).
+    * ``"proportional"`` (p-RoPE, Barbero et al., 2025; Hugging Face's ``proportional``
+      rope type, used by Gemma), option ``partial_rotary_factor=1.0`` (``p`` in (0, 1]):
+      the first ``int(p * head_dim // 2)`` pairs -- the fastest -- keep
+      ``base ** (-2i / head_dim)`` (computed over the whole head), the remaining, slowest
+      pairs get frequency 0 (no rotation: they carry no position); all divided by ``s``.
 
     Raises ``ValueError`` for an unknown method, ``factor < 1``, an odd ``head_dim``,
     ``base <= 1``, a missing ``original_max_position_embeddings`` where it is needed,
     or an option out of range; ``TypeError`` for an option the method does not have.
     """
-    method = check_choice("method", method, SCALING_METHODS)
+    method = check_choice("method", method, ROPE_TYPES)
     head_dim = check_even_int("head_dim", head_dim)
     base = check_base(base)
     factor = check_float("factor", factor, at_least=1.0)
@@ -155,7 +176,11 @@ def rope_scaling_frequencies(method: str, head_dim: int, *, base: float = 10000.
         return _ntk_frequencies(head_dim, base, effective), 1.0
     if method == "yarn":
         return _yarn(default, head_dim, base, factor, length0, opts)
-    return _llama3(default, factor, length0, opts), 1.0
+    if method == "llama3":
+        return _llama3(default, factor, length0, opts), 1.0
+    if method == "longrope":
+        return _longrope(default, factor, length0, seq_len, opts)
+    return _proportional(default, head_dim, factor, opts), 1.0
 
 
 def _ntk_frequencies(head_dim: int, base: float, scale: float) -> np.ndarray:
@@ -265,3 +290,43 @@ def _llama3(default: np.ndarray, factor: float, length0: float, opts: dict) -> n
     blended = (1.0 - smooth) * default / factor + smooth * default
     return np.where(wavelength < short_wave, default,
                     np.where(wavelength > long_wave, default / factor, blended))
+
+
+def _rescale_factors(name: str, values, num_pairs: int) -> np.ndarray:
+    if values is None:
+        raise ValueError(f"method 'longrope' needs {name}: {num_pairs} per-pair rescale "
+                         "factors (head_dim // 2 numbers)")
+    if isinstance(values, str) or not hasattr(values, "__len__"):
+        raise TypeError(f"{name} must be a sequence of {num_pairs} numbers, got {values!r}")
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.shape != (num_pairs,):
+        raise ValueError(f"{name} must hold head_dim // 2 = {num_pairs} numbers, got shape "
+                         f"{arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must be finite and > 0")
+    return arr
+
+
+def _longrope(default: np.ndarray, factor: float, length0: float, seq_len: float | None,
+              opts: dict) -> tuple[np.ndarray, float]:
+    short = _rescale_factors("short_factor", opts["short_factor"], len(default))
+    long = _rescale_factors("long_factor", opts["long_factor"], len(default))
+    ext = long if seq_len is not None and seq_len > length0 else short
+    if opts["attention_factor"] is not None:
+        attention = check_float("attention_factor", opts["attention_factor"], greater_than=0.0)
+    elif factor <= 1.0:
+        attention = 1.0
+    elif not length0 > 1.0:
+        raise ValueError("method 'longrope' with factor > 1 needs original_max_position_"
+                         f"embeddings > 1 (its attention factor divides by ln L0), got {length0}")
+    else:
+        attention = math.sqrt(1.0 + math.log(factor) / math.log(length0))
+    return default / ext, attention
+
+
+def _proportional(default: np.ndarray, head_dim: int, factor: float, opts: dict) -> np.ndarray:
+    p = check_float("partial_rotary_factor", opts["partial_rotary_factor"], greater_than=0.0)
+    if p > 1.0:
+        raise ValueError(f"partial_rotary_factor must be in (0, 1], got {p}")
+    kept = int(p * head_dim // 2)  # Hugging Face's rope_angles: (p * head_dim) // 2
+    return np.where(np.arange(head_dim // 2) < kept, default, 0.0) / factor

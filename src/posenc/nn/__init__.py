@@ -3,7 +3,8 @@
 The protocol every method follows, and how to register your own, is documented in
 :mod:`posenc.nn.positions`. The maths lives in the numpy modules (``posenc.rope`` etc.).
 Importing this package registers the built-in methods in this order: none, sinusoidal,
-learned (``absolute.py``), rope (``rotary.py``), alibi, shaw, t5.
+learned (``absolute.py``), rope (``rotary.py``), alibi, shaw, t5; then RoPE as today's
+models ship it: partial_rope, p_rope (``partial_rope.py``), xpos, axial_rope.
 """
 
 from .positions import (  # noqa: I001 -- registration order is the import order
@@ -24,15 +25,21 @@ from .rotary import RotaryEmbedding
 from .alibi import ALiBiBias
 from .shaw import ShawRelativePosition
 from .t5 import T5RelativeBias
+from .partial_rope import PartialRotaryEmbedding, ProportionalRotaryEmbedding
+from .xpos import XPosEmbedding
+from .axial_rope import AxialRotaryEmbedding
 from .attention import MultiHeadSelfAttention
 
 __all__ = [
     "ALiBiBias",
     "AttentionSpec",
+    "AxialRotaryEmbedding",
     "HOOKS",
     "LearnedPositionalEmbedding",
     "MultiHeadSelfAttention",
     "NoPosition",
+    "PartialRotaryEmbedding",
+    "ProportionalRotaryEmbedding",
     "POSITIONS",
     "POSITION_METHODS",
     "PositionEncoding",
@@ -42,6 +49,7 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "T5RelativeBias",
     "Variant",
+    "XPosEmbedding",
     "get_position",
     "register_position",
     "unregister_position",
