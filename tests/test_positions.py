@@ -33,7 +33,8 @@ from posenc.rope import apply_rope
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest.py
 
-BUILT_IN = ("none", "sinusoidal", "learned", "rope", "alibi", "shaw", "t5")
+BUILT_IN = ("none", "sinusoidal", "learned", "rope", "alibi", "shaw", "t5", "kerple_power",
+            "kerple_log", "fire", "cope")
 
 
 # --- a method defined here, outside posenc --------------------------------------------------
@@ -77,7 +78,9 @@ def test_built_in_methods_are_registered_in_order():
     hooks = {name: POSITIONS[name].hooks for name in BUILT_IN}
     assert hooks == {"none": (), "sinusoidal": ("embed",), "learned": ("embed",),
                      "rope": ("rotate",), "alibi": ("score_bias",), "t5": ("score_bias",),
-                     "shaw": ("score_bias", "value_term")}
+                     "shaw": ("score_bias", "value_term"), "kerple_power": ("score_bias",),
+                     "kerple_log": ("score_bias",), "fire": ("score_bias",),
+                     "cope": ("score_bias",)}
 
 
 def test_registering_bad_methods_fails_clearly(logdist):

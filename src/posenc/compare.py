@@ -57,8 +57,9 @@ def _stage(method) -> int:
 
 
 #: The registered methods that put position somewhere (``"none"`` is left out), in
-#: pipeline order: embeddings, then q/k, then scores, then values (a live view).
-METHODS = LiveNames(lambda method: bool(method.hooks), order=_stage)
+#: pipeline order: embeddings, then q/k, then scores, then values (a live view). A method
+#: registered with ``in_comparison=False`` (taught after chapter 8) is left out too.
+METHODS = LiveNames(lambda method: bool(method.hooks) and method.in_comparison, order=_stage)
 
 
 class _Facts(Mapping):

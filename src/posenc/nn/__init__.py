@@ -3,7 +3,8 @@
 The protocol every method follows, and how to register your own, is documented in
 :mod:`posenc.nn.positions`. The maths lives in the numpy modules (``posenc.rope`` etc.).
 Importing this package registers the built-in methods in this order: none, sinusoidal,
-learned (``absolute.py``), rope (``rotary.py``), alibi, shaw, t5.
+learned (``absolute.py``), rope (``rotary.py``), alibi, shaw, t5, kerple_power,
+kerple_log (``kerple.py``), fire, cope.
 """
 
 from .positions import (  # noqa: I001 -- registration order is the import order
@@ -24,12 +25,18 @@ from .rotary import RotaryEmbedding
 from .alibi import ALiBiBias
 from .shaw import ShawRelativePosition
 from .t5 import T5RelativeBias
+from .kerple import KerpleBias
+from .fire import FIREBias
+from .cope import CoPEBias
 from .attention import MultiHeadSelfAttention
 
 __all__ = [
     "ALiBiBias",
     "AttentionSpec",
+    "CoPEBias",
+    "FIREBias",
     "HOOKS",
+    "KerpleBias",
     "LearnedPositionalEmbedding",
     "MultiHeadSelfAttention",
     "NoPosition",
