@@ -31,7 +31,7 @@ class CoPEBias(PositionEncoding):
     code); positions beyond ``npos - 1`` are clamped there, so any length runs. The
     official code starts the table at zero (a fresh CoPE layer is then NoPE); this one
     starts at ``N(0, 0.02^2)`` so a fresh layer already sees order. Gates, positions and
-    logits are computed in float32 and the bias returned in the queries' dtype.
+    logits are computed in at least float32 and the bias returned in the queries' dtype.
     Causal layers zero the gates of future keys before counting (otherwise a key's
     position would depend on keys after the query); bidirectional ones count the keys
     between ``i`` and ``j`` on either side (the course's extension).
@@ -47,16 +47,19 @@ class CoPEBias(PositionEncoding):
         self.pos_emb = nn.Parameter(torch.randn(self.head_dim, self.npos) * 0.02)
 
     def gates(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        """``sigmoid(q k^T / sqrt(head_dim))``: float32 ``[..., q, k]``."""
-        return torch.sigmoid(q.float() @ k.float().transpose(-1, -2) / math.sqrt(self.head_dim))
+        """``sigmoid(q k^T / sqrt(head_dim))``: ``[..., q, k]``, at least float32."""
+        dtype = torch.promote_types(q.dtype, torch.float32)
+        return torch.sigmoid(q.to(dtype) @ k.to(dtype).transpose(-1, -2)
+                             / math.sqrt(self.head_dim))
 
     def positions(self, gates: torch.Tensor) -> torch.Tensor:
         """Contextual positions from gates, clamped to ``npos - 1``: ``[..., q, k]``."""
         return cope_positions(gates, causal=self.causal).clamp(max=self.npos - 1)
 
     def bias_from_gates(self, q: torch.Tensor, gates: torch.Tensor) -> torch.Tensor:
-        """The bias for given gates: ``q_i . e[p_ij] / sqrt(head_dim)``, float32."""
-        logits = q.float() @ self.pos_emb.float()  # [..., q, npos]: q_i . e[p], integer p
+        """The bias for given gates: ``q_i . e[p_ij] / sqrt(head_dim)``, at least float32."""
+        dtype = torch.promote_types(q.dtype, torch.float32)
+        logits = q.to(dtype) @ self.pos_emb.to(dtype)  # [..., q, npos]: q_i . e[p], integer p
         return cope_interpolate(logits, self.positions(gates)) / math.sqrt(self.head_dim)
 
     def score_bias(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:

@@ -29,7 +29,7 @@ class FIREBias(PositionEncoding):
     FIRE is defined for causal attention (query ``i`` sees keys ``j <= i``, so
     ``i - j <= i``). In a bidirectional layer this module uses ``|i - j|`` normalised
     by ``max(L, i, j)``: the course's extension, so that any layer can run it.
-    Distances and the normalisation are computed in float32; the MLP runs in its own
+    Distances and the normalisation are computed in at least float32; the MLP runs in its own
     dtype; the bias is returned in the queries' dtype.
     """
 
@@ -55,7 +55,8 @@ class FIREBias(PositionEncoding):
 
     def normalized_distance(self, query_length: int,
                             key_length: int | None = None) -> torch.Tensor:
-        """``psi(i - j) / psi(max(L, i))``, float32 ``[q, k]`` (differentiable in c, L)."""
+        """``psi(i - j) / psi(max(L, i))``: ``[q, k]``, at least float32, differentiable
+        in ``c`` and ``L``."""
         key_length = query_length if key_length is None else key_length
         distance = torch.from_numpy(causal_distances(query_length, key_length,
                                                      causal=self.causal)).float()
@@ -63,8 +64,9 @@ class FIREBias(PositionEncoding):
         if not self.causal:  # the course's bidirectional extension: normalise by max(i, j)
             i = torch.maximum(i, torch.arange(key_length, dtype=torch.float32)[None, :])
         device = self.c.device
-        return fire_normalized_distance(distance.to(device), i.to(device), self.c.float(),
-                                        self.threshold.float(), self.eps)
+        dtype = torch.promote_types(self.c.dtype, torch.float32)
+        return fire_normalized_distance(distance.to(device, dtype), i.to(device, dtype),
+                                        self.c.to(dtype), self.threshold.to(dtype), self.eps)
 
     def forward(self, query_length: int, key_length: int | None = None) -> torch.Tensor:
         x = self.normalized_distance(query_length, key_length)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .._validation import check_choice, check_int
+from .._validation import check_choice, check_float, check_int
 from ..learned_bias import KERPLE_EPS, causal_distances, kerple_log, kerple_power
 from .alibi import bias_cost
 from .positions import AttentionSpec, PositionEncoding, register_position
@@ -27,31 +27,38 @@ class KerpleBias(PositionEncoding):
 
     Initialised as the official code does (``torch.rand``): for ``"log"``,
     ``r1 ~ U(0, 2)`` and ``r2 ~ U(0, 1)``; for ``"power"``, ``r1 ~ U(0, 1)`` and
-    ``r2 ~ U(0, 2)``. In use each is clamped at 0.01 from below (and the power's
+    ``r2 ~ U(0, 2)``. In use each is clamped at ``eps`` (0.01) from below (and the power's
     ``r2`` at 2 from above), functionally: the stored parameters are never rewritten.
     Causal: distances ``i - j`` (keys ahead are masked by attention); otherwise
     ``|i - j|``. The distances of the longest sequence seen are cached in a
-    non-persistent float32 buffer; the bias is computed in float32 and cast to the
+    non-persistent float32 buffer; the bias is computed in at least float32 and cast to the
     queries' dtype.
+
+    ALiBi is the power kernel with ``r2 = 1`` and ``r1`` its slopes, but only for slopes
+    at or above ``eps``: with the official 0.01, the smallest ALiBi slopes (1/128 and
+    1/256 for 8 heads) are out of reach.
     """
 
-    def __init__(self, num_heads: int, *, kernel: str = "log", causal: bool = True):
+    def __init__(self, num_heads: int, *, kernel: str = "log", causal: bool = True,
+                 eps: float = KERPLE_EPS):
         super().__init__()
         self.num_heads = check_int("num_heads", num_heads)
         self.kernel = check_choice("kernel", kernel, tuple(KERPLE_KERNELS))
         if not isinstance(causal, bool):
             raise TypeError(f"causal must be True or False, got {causal!r}")
         self.causal = causal
+        self.eps = check_float("eps", eps, greater_than=0.0)
         r1_scale, r2_scale = (2.0, 1.0) if kernel == "log" else (1.0, 2.0)
         self.r1 = nn.Parameter(torch.rand(self.num_heads) * r1_scale)
         self.r2 = nn.Parameter(torch.rand(self.num_heads) * r2_scale)
         self.register_buffer("_distance", torch.empty(0, 0), persistent=False)
 
     def parameters_in_use(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(r1, r2)`` as the bias uses them (clamped), float32, ``[num_heads]`` each."""
+        """``(r1, r2)`` as the bias uses them (clamped), at least float32, ``[num_heads]``."""
         upper = KERPLE_KERNELS[self.kernel][1]
-        return (self.r1.float().clamp(min=KERPLE_EPS),
-                self.r2.float().clamp(min=KERPLE_EPS, max=upper))
+        dtype = torch.promote_types(self.r1.dtype, torch.float32)
+        return (self.r1.to(dtype).clamp(min=self.eps),
+                self.r2.to(dtype).clamp(min=self.eps, max=upper))
 
     def distances(self, query_length: int, key_length: int | None = None) -> torch.Tensor:
         """``i - j`` (causal, clipped at 0) or ``|i - j|``: float32 ``[q, k]``."""
