@@ -8,6 +8,7 @@ and the threshold ``L`` learned. The normalised distance is
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -15,7 +16,7 @@ from .._validation import check_float, check_int
 from ..learned_bias import causal_distances, fire_normalized_distance
 from .positions import AttentionSpec, PositionEncoding, register_position
 
-__all__ = ["FIREBias"]
+__all__ = ["FIREBias", "fit_fire"]
 
 
 class FIREBias(PositionEncoding):
@@ -97,3 +98,44 @@ register_position(
     models="research models (Li et al.'s own decoders)", paper="Li et al., 2024",
     parameter_scope="one small MLP, c and L per layer", color="#882255", cost=_fire_cost,
     in_comparison=False)
+
+
+def fit_fire(target, *, threshold: float | None = None, width: int = 32, steps: int = 500,
+             learning_rate: float = 0.03, seed: int = 0, snapshots=()) -> dict:
+    """Fit one FIRE head to a bias that depends on the distance only.
+
+    ``target`` is ``[n]``: the bias wanted at distances ``0 .. n-1``. With the threshold
+    ``L`` at least ``n - 1`` (the default ``n - 1``) the normaliser is the constant
+    ``psi(L)`` for every query, so FIRE is then a function of the distance alone, and the
+    MLP and ``c`` are trained (Adam, mean squared error, fixed ``seed``) to match the
+    target at every distance. Returns ``{"distance", "target", "fit", "c", "snapshots"}``
+    (numpy float64 arrays; ``snapshots`` maps each step in ``snapshots`` to the fit then).
+    """
+    target = torch.as_tensor(np.asarray(target, dtype=np.float64), dtype=torch.float32)
+    n = check_int("len(target)", target.numel(), minimum=2)
+    steps = check_int("steps", steps, minimum=0)
+    threshold = float(n - 1) if threshold is None else check_float("threshold", threshold,
+                                                                     at_least=n - 1)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        fire = FIREBias(1, width=width, init_L=threshold)
+    fire.L_multiplier.requires_grad_(False)  # L stays >= n - 1: a function of distance
+    optimiser = torch.optim.Adam([p for p in fire.parameters() if p.requires_grad],
+                                 lr=learning_rate)
+
+    def current():  # the last query's row, keys n-1 .. 0: distances 0 .. n-1
+        x = fire.normalized_distance(1, n)[0].flip(0)
+        return fire.mlp(x.unsqueeze(-1))[:, 0]
+
+    taken = {}
+    for step in range(steps + 1):
+        if step in snapshots:
+            taken[step] = current().detach().double().numpy()
+        if step == steps:
+            break
+        optimiser.zero_grad()
+        loss = (current() - target).pow(2).mean()
+        loss.backward()
+        optimiser.step()
+    return {"distance": np.arange(n, dtype=np.float64), "target": target.double().numpy(),
+            "fit": current().detach().double().numpy(), "c": fire.c.item(), "snapshots": taken}
