@@ -341,3 +341,51 @@ def test_extrapolation_runs_the_new_methods_by_name(tmp_path):
     assert list(results["variants"]) == ["kerple_log", "fire", "cope"]
     for name, entry in results["variants"].items():
         assert all(x is not None and 0 < x < 2 * math.log(256) for x in entry["loss"]), name
+
+
+# --- the chapter's figures and fits -----------------------------------------------------------
+
+def test_fire_fits_alibi_and_t5_like_targets():
+    from posenc.figures.learned_biases import fire_fit_targets
+    from posenc.nn.fire import fit_fire
+
+    for name, target in fire_fit_targets(64).items():
+        result = fit_fire(target, steps=300, snapshots=(0, 300))
+        start = np.abs(result["snapshots"][0] - target).max()
+        end = np.abs(result["fit"] - target).max()
+        assert end < 0.1 * np.ptp(target) < start, name
+        np.testing.assert_array_equal(result["snapshots"][300], result["fit"])
+    again = fit_fire(fire_fit_targets(64)["T5-like"], steps=20)
+    np.testing.assert_array_equal(again["fit"],
+                                  fit_fire(fire_fit_targets(64)["T5-like"], steps=20)["fit"])
+    with pytest.raises(ValueError, match="threshold"):
+        fit_fire(np.zeros(10), threshold=3.0)
+
+
+def test_cope_gates_and_the_figures_draw():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from posenc.figures import learned_biases as figs
+
+    tokens = "a b . c .".split()
+    assert figs.cope_gates(tokens, "sentences").tolist() == [0, 0, 1, 0, 1]
+    assert figs.cope_gates(tokens, "words").tolist() == [1, 1, 0, 1, 0]
+    assert figs.cope_gates(tokens, "tokens").tolist() == [1] * 5
+    with pytest.raises(ValueError, match="counting"):
+        figs.cope_gates(tokens, "verbs")
+    fits = {"T5-like": {"distance": np.arange(4.0), "target": -np.arange(4.0),
+                        "fit": -np.arange(4.0), "snapshots": {0: np.zeros(4)}}}
+    for draw, kwargs in ((figs.draw_kerple_kernel, dict(kernel="log", r1=1.0, r2=0.5)),
+                         (figs.draw_fire_normalized, dict(c=0.1, threshold=64)),
+                         (figs.draw_fire_fit, dict(target="T5-like", steps=0, fits=fits)),
+                         (figs.draw_cope_positions, dict(counting="sentences", query=15))):
+        fig = plt.figure()
+        draw(fig, **kwargs)
+        assert fig.axes and (fig.axes[0].lines or fig.axes[0].patches)
+        plt.close(fig)
+    with pytest.raises(ValueError, match="query"):
+        figs.draw_cope_positions(plt.figure(), "tokens", 99)
+    plt.close("all")
