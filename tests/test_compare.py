@@ -47,8 +47,10 @@ def test_parameter_counts_follow_the_published_shapes():
                num_buckets=32)
     counts = {m: position_parameter_count(m, **cfg) for m in METHODS}
     assert counts == {"sinusoidal": 0, "learned": 2048 * 512, "rope": 0, "alibi": 0,
-                      "t5": 32 * 8, "shaw": 2 * (2 * 16 + 1) * 64, "partial_rope": 0,
-                      "p_rope": 0, "xpos": 0, "axial_rope": 0}
+                      "t5": 32 * 8, "shaw": 2 * (2 * 16 + 1) * 64}
+    later = {m: position_parameter_count(m, **cfg) for m in ("partial_rope", "p_rope", "xpos",
+                                                             "axial_rope")}
+    assert later == {"partial_rope": 0, "p_rope": 0, "xpos": 0, "axial_rope": 0}
     # T5-base: relative_attention_bias is Embedding(32, 12)
     assert position_parameter_count("t5", d_model=768, num_heads=12) == 384
 
@@ -71,7 +73,8 @@ def test_memory_is_what_the_modules_materialise():
                                                                           d_head).size,
         "axial_rope": 2 * axial_rope_angles(np.arange(n), np.arange(n), d_head).size,
     }
-    for method in METHODS:
+    assert set(METHODS) <= set(produced)
+    for method in produced:
         cost = extra_attention_cost(method, d_model=d, num_heads=h, seq_len=n)
         assert cost["memory"] == produced[method], method
 
@@ -176,9 +179,9 @@ def test_comparison_rows_read_where_each_method_acts_from_its_hooks():
     assert {m: r["applies to"] for m, r in rows.items()} == {
         "sinusoidal": "token embeddings", "learned": "token embeddings",
         "rope": "queries and keys", "alibi": "attention scores", "t5": "attention scores",
-        "shaw": "attention scores, values", "partial_rope": "queries and keys",
-        "p_rope": "queries and keys", "xpos": "queries and keys",
-        "axial_rope": "queries and keys"}
+        "shaw": "attention scores, values"}
+    assert {applies_to(m) for m in ("partial_rope", "p_rope", "xpos", "axial_rope")} == {
+        "queries and keys"}
     assert rows["learned"]["parameters"] == 32 * 64 and rows["rope"]["parameters"] == 0
     assert rows["alibi"]["extra memory"] == 4 * 32 * 32  # the [heads, L, L] bias
     assert applies_to("none") == "nowhere"

@@ -34,7 +34,8 @@ from posenc.rope import apply_rope
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest.py
 
 BUILT_IN = ("none", "sinusoidal", "learned", "rope", "alibi", "shaw", "t5",
-            "partial_rope", "p_rope", "xpos", "axial_rope")
+            "partial_rope", "p_rope", "xpos", "axial_rope",
+            "kerple_power", "kerple_log", "fire", "cope")
 
 
 # --- a method defined here, outside posenc --------------------------------------------------
@@ -74,13 +75,15 @@ def logdist():
 
 def test_built_in_methods_are_registered_in_order():
     assert tuple(POSITION_METHODS) == BUILT_IN == tuple(POSITIONS)
-    assert tuple(METHODS) == ("sinusoidal", "learned", "rope", "partial_rope", "p_rope", "xpos",
-                              "axial_rope", "alibi", "t5", "shaw")
+    # chapter 8 compares the methods of chapters 2-7; later ones register in_comparison=False
+    assert tuple(METHODS) == ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw")
     hooks = {name: POSITIONS[name].hooks for name in BUILT_IN}
     assert hooks == {"none": (), "sinusoidal": ("embed",), "learned": ("embed",),
                      "rope": ("rotate",), "alibi": ("score_bias",), "t5": ("score_bias",),
                      "shaw": ("score_bias", "value_term"), "partial_rope": ("rotate",),
-                     "p_rope": ("rotate",), "xpos": ("rotate",), "axial_rope": ("rotate",)}
+                     "p_rope": ("rotate",), "xpos": ("rotate",), "axial_rope": ("rotate",),
+                     "kerple_power": ("score_bias",), "kerple_log": ("score_bias",),
+                     "fire": ("score_bias",), "cope": ("score_bias",)}
 
 
 def test_registering_bad_methods_fails_clearly(logdist):

@@ -33,6 +33,7 @@ from .nn.positions import LiveNames
 from .sinusoidal import sinusoidal_dot_product
 
 __all__ = [
+    "ALL_METHODS",
     "METHODS",
     "PARAMETER_SCOPE",
     "METHOD_FACTS",
@@ -57,8 +58,12 @@ def _stage(method) -> int:
 
 
 #: The registered methods that put position somewhere (``"none"`` is left out), in
-#: pipeline order: embeddings, then q/k, then scores, then values (a live view).
-METHODS = LiveNames(lambda method: bool(method.hooks), order=_stage)
+#: pipeline order: embeddings, then q/k, then scores, then values (a live view). A method
+#: registered with ``in_comparison=False`` (taught after chapter 8) is left out too.
+METHODS = LiveNames(lambda method: bool(method.hooks) and method.in_comparison, order=_stage)
+#: Every registered method that puts position somewhere, compared in chapter 8 or not:
+#: what the cost functions accept.
+ALL_METHODS = LiveNames(lambda method: bool(method.hooks), order=_stage)
 
 
 class _Facts(Mapping):
@@ -130,7 +135,7 @@ def position_parameter_count(method: str, *, d_model: int = 512, num_heads: int 
     ``encoding`` module (the q/k/v and output projections are not counted). How
     often a real model holds these parameters is in :data:`PARAMETER_SCOPE`.
     """
-    method = check_choice("method", method, METHODS)
+    method = check_choice("method", method, ALL_METHODS)
     layer = MultiHeadSelfAttention(d_model, num_heads, method, max_positions=max_positions,
                                    shaw_max_distance=shaw_max_distance,
                                    num_buckets=num_buckets, max_distance=max_distance,
@@ -178,7 +183,7 @@ def extra_attention_cost(method: str, *, d_model: int, num_heads: int, seq_len: 
     embeddings; the rest act in every layer. Each formula is the ``cost`` its method
     registered (:data:`posenc.nn.POSITIONS`); a method without one raises ``ValueError``.
     """
-    method = check_choice("method", method, METHODS)
+    method = check_choice("method", method, ALL_METHODS)
     d_model, num_heads = check_int("d_model", d_model), check_int("num_heads", num_heads)
     seq_len, batch = check_int("seq_len", seq_len), check_int("batch", batch)
     if d_model % num_heads:

@@ -4,7 +4,8 @@ The protocol every method follows, and how to register your own, is documented i
 :mod:`posenc.nn.positions`. The maths lives in the numpy modules (``posenc.rope`` etc.).
 Importing this package registers the built-in methods in this order: none, sinusoidal,
 learned (``absolute.py``), rope (``rotary.py``), alibi, shaw, t5; then RoPE as today's
-models ship it: partial_rope, p_rope (``partial_rope.py``), xpos, axial_rope.
+models ship it: partial_rope, p_rope (``partial_rope.py``), xpos, axial_rope; then the
+learned and contextual biases: kerple_power, kerple_log (``kerple.py``), fire, cope.
 """
 
 from .positions import (  # noqa: I001 -- registration order is the import order
@@ -28,13 +29,19 @@ from .t5 import T5RelativeBias
 from .partial_rope import PartialRotaryEmbedding, ProportionalRotaryEmbedding
 from .xpos import XPosEmbedding
 from .axial_rope import AxialRotaryEmbedding
+from .kerple import KerpleBias
+from .fire import FIREBias
+from .cope import CoPEBias
 from .attention import MultiHeadSelfAttention
 
 __all__ = [
     "ALiBiBias",
     "AttentionSpec",
     "AxialRotaryEmbedding",
+    "CoPEBias",
+    "FIREBias",
     "HOOKS",
+    "KerpleBias",
     "LearnedPositionalEmbedding",
     "MultiHeadSelfAttention",
     "NoPosition",

@@ -75,4 +75,4 @@ register_position(
     family="relative in 2-D (made from absolute rotations)",
     where="rotates q and k by row and column in every layer",
     models="RoPE-ViT; the vision encoders of Qwen2-VL", paper="Heo et al., 2024",
-    parameter_scope="none", color="#17BECF", cost=_axial_cost)
+    parameter_scope="none", color="#17BECF", cost=_axial_cost, in_comparison=False)

@@ -189,6 +189,9 @@ class PositionMethod:
     #: Set by a method whose model may refuse a length (raising ``ValueError``): the
     #: experiment then records ``null`` there with this note (``{train_length}`` filled in).
     undefined_note: str = ""
+    #: False for a method taught after the side-by-side chapter: it is left out of
+    #: :data:`posenc.compare.METHODS` (that chapter's tables), and nothing else changes.
+    in_comparison: bool = True
     options: Mapping = field(default_factory=dict)
 
     @property
@@ -210,7 +213,8 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
                       family: str = "relative", where: str = "", models: str = "",
                       paper: str = "", parameter_scope: str = "none", color: str = "#777777",
                       cost: Callable | None = None, variants: Sequence[Variant] = (),
-                      undefined_note: str = "", replace: bool = False) -> PositionMethod:
+                      undefined_note: str = "", in_comparison: bool = True,
+                      replace: bool = False) -> PositionMethod:
     """Register ``module`` under ``name``; returns the :class:`PositionMethod`.
 
     ``module`` is a :class:`PositionEncoding` subclass. ``build(spec, *, option=default,
@@ -219,8 +223,9 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
     keyword-only arguments of ``build`` are the method's options. Option names are one
     namespace: ``MultiHeadSelfAttention`` and ``TinyLM`` pass each method the options it
     declares, so two methods that both take ``base`` both get the one value given (each
-    keeps its own default). Registering a taken name raises ``ValueError`` unless
-    ``replace=True`` (handy when re-running a cell).
+    keeps its own default). ``in_comparison=False`` keeps a method out of the course's
+    side-by-side tables (:data:`posenc.compare.METHODS`). Registering a taken name
+    raises ``ValueError`` unless ``replace=True`` (handy when re-running a cell).
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be a str usable as an identifier, got {name!r}")
@@ -240,7 +245,7 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
                             family=family, where=where, models=models, paper=paper,
                             parameter_scope=parameter_scope, color=color, cost=cost,
                             variants=tuple(variants), undefined_note=undefined_note,
-                            options=options)
+                            in_comparison=bool(in_comparison), options=options)
     POSITIONS[name] = method
     return method
 

@@ -50,4 +50,4 @@ register_position(
     family="relative (rotations with a decay)",
     where="rotates and scales q and k in every layer (causal)",
     models="the LEX Transformer (torchscale)", paper="Sun et al., 2023",
-    parameter_scope="none", color="#8C564B", cost=_xpos_cost)
+    parameter_scope="none", color="#8C564B", cost=_xpos_cost, in_comparison=False)
