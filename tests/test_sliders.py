@@ -1,3 +1,4 @@
+import base64
 import re
 
 import ipywidgets as widgets
@@ -26,7 +27,7 @@ def test_one_frame_per_combination_with_matching_alt_text():
     assert len(frames) == 6
     alts = [re.search(r'alt="([^"]*)"', f.value).group(1) for f in frames]
     assert alts == [f"demo: a={a}, b={b}" for a in (1, 2, 3) for b in (10, 20)]
-    assert all('src="data:image/png;base64,' in f.value for f in frames)
+    assert all('src="data:image/webp;base64,' in f.value for f in frames)
     # distinct pictures for distinct values
     assert len({f.value.split("base64,")[1][:2000] + f.value[-3000:] for f in frames}) == 6
 
@@ -45,9 +46,19 @@ def test_sliders_are_linked_in_the_browser():
         assert (b.model_id, inner.model_id) in targets
 
 
-def test_webp_frames():
-    box = slider_figure(draw, {"a": [1, 2]}, title="w", fmt="webp")
-    assert "data:image/webp;base64," in frames_of(box.children[1])[0].value
+def test_png_frames_and_frame_size_on_the_page():
+    from posenc.figures.style import CSS_PX_PER_INCH, FRAME_DPI
+
+    box = slider_figure(draw, {"a": [1, 2]}, title="w", fmt="png")
+    html = frames_of(box.children[1])[0].value
+    assert "data:image/png;base64," in html
+    png = base64.b64decode(re.search(r"base64,([^\"]+)", html).group(1))
+    # PNG header: width and height are big-endian at bytes 16..24
+    px_w, px_h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    css_w, css_h = (int(re.search(rf'{k}="(\d+)"', html).group(1)) for k in ("width", "height"))
+    # the frame carries 2 device px per CSS px, and the page shows it at 100 CSS px/inch
+    assert FRAME_DPI / CSS_PX_PER_INCH == 2
+    assert abs(px_w / css_w - 2) < 0.01 and abs(px_h / css_h - 2) < 0.02
 
 
 def test_helpers():

@@ -8,14 +8,13 @@ arguments) or called once for a static figure. The numbers come from
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .._validation import check_int
 from ..sinusoidal import sinusoidal_dot_product, sinusoidal_encoding, sinusoidal_wavelengths
 from .sliders import format_value
-from .style import COLORS, METHOD_COLORS
+from .style import COLORS, DIVERGING, METHOD_COLORS
 
 __all__ = [
     "running_mean",
@@ -25,6 +24,7 @@ __all__ = [
     "draw_stretched_columns",
     "draw_injection_schematic",
     "INJECTION_POINTS",
+    "MIN_PX_PER_CELL",
 ]
 
 
@@ -49,17 +49,21 @@ def draw_pe_heatmap(fig, d_model: int, base: float, num_positions: int = 128):
     """Heatmap of the sinusoidal table: positions down, dimensions across.
 
     Shows ``sinusoidal_encoding(num_positions, d_model, base)`` on a fixed colour
-    scale ``[-1, 1]`` in 16 levels. Up to 128 columns are drawn as crisp cells
-    (no blending of a sin column into its cos neighbour); wider tables have more
-    columns than the frame has pixels, so they are smoothed (averaged) instead of
-    subsampled, which would draw false stripes. Returns the axes.
+    scale ``[-1, 1]`` in 16 levels of the course's perceptually uniform diverging map
+    (:data:`posenc.figures.style.DIVERGING`). Where the frame has at least
+    :data:`MIN_PX_PER_CELL` pixels per column, every cell is drawn crisp (no blending
+    of a sin column into its cos neighbour); a wider table is resampled with an
+    anti-aliasing filter before colour mapping, never subsampled, which would draw
+    moire stripes that are not in the data. Returns the axes.
     """
     pe = sinusoidal_encoding(num_positions, d_model, base)  # [positions, d_model]
     ax = fig.add_subplot()
-    # 16 colour levels, resampled before colour mapping: a frame compresses to ~12 KB
-    # instead of ~30 KB, and the bands still show every stripe
-    image = ax.imshow(pe, aspect="auto", cmap=plt.get_cmap("RdBu_r", 16), vmin=-1, vmax=1,
-                      interpolation="nearest" if d_model <= 128 else "antialiased",
+    axes_px = ax.get_position().width * fig.get_figwidth() * fig.dpi
+    crisp = axes_px / d_model >= MIN_PX_PER_CELL
+    # 16 colour levels, applied after resampling: a frame compresses to a third, and the
+    # bands still show every stripe
+    image = ax.imshow(pe, aspect="auto", cmap=DIVERGING.resampled(16), vmin=-1, vmax=1,
+                      interpolation="nearest" if crisp else "hanning",
                       interpolation_stage="data")
     ax.set_xlabel("dimension (column 2i = sin, 2i+1 = cos)")
     ax.set_ylabel("position p")
@@ -71,6 +75,9 @@ def draw_pe_heatmap(fig, d_model: int, base: float, num_positions: int = 128):
     colorbar.ax.minorticks_off()
     return ax
 
+
+#: Fewer image pixels per heatmap cell than this and nearest-neighbour drawing aliases.
+MIN_PX_PER_CELL = 4
 
 _DECADE_LABELS = ["10", "100", "1k", "10k", "100k", "1M", "10M"]
 
