@@ -12,6 +12,9 @@
   ``posenc-frames/`` beside the page; the ``<img>`` keeps only ``data-src``, and
   ``posenc-widgets.js`` fetches it on demand (and in idle time after load). A figure
   whose frames total at most :data:`INLINE_FIGURE_BYTES` stays inline.
+* Static figures (``_images/*.png``, saved at 2x by the notebooks' inline backend) are
+  stored as 256-colour palette PNGs, about a third of the bytes, and load lazily
+  (``loading="lazy"``): a page's first load fetches only the figures near the top.
 * The root ``index.html`` (Jupyter Book's redirect to the first page) gets the
   favicon, so a browser does not ask for ``/favicon.ico`` and get a 404.
 """
@@ -32,6 +35,7 @@ _STATE = re.compile(
 _VIEW = re.compile(r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>',
                    re.S)
 _DATA_URI = re.compile(r'src="data:image/(png|webp);base64,([A-Za-z0-9+/=]+)"')
+_OUTPUT_IMG = re.compile(r'<img (alt="[^"]*_images/[^"]*" src="[^"]*_images/[^"]*")')
 _DATA_SRC = re.compile(r'data-src=\\?"posenc-frames/([0-9a-f]+\.(?:png|webp))\\?"')
 
 #: The folder, beside each page, that holds its frames.
@@ -129,6 +133,7 @@ def _finish_pages(app, exception):
     for page in outdir.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         new = _FONTAWESOME_JS.sub("", text)
+        new = _OUTPUT_IMG.sub(r'<img loading="lazy" decoding="async" \1', new)
         new, names = extract_frames(new, page.parent / FRAMES_DIR)
         used.setdefault(page.parent / FRAMES_DIR, set()).update(names)
         if new != text:
@@ -139,6 +144,29 @@ def _finish_pages(app, exception):
             if stale.name not in used.get(folder, set()):
                 stale.unlink()
     _favicon_on_redirect(app, outdir)
+    for image in (outdir / "_images").glob("*.png"):
+        shrink_png(image)
+
+
+def shrink_png(path: Path, colors: int = 256) -> bool:
+    """Rewrite an opaque full-colour PNG as a palette PNG of ``colors`` colours when that is
+    smaller (exact for line plots; heatmaps keep 256 levels). Returns whether it changed."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(path) as img:
+        if img.mode == "P" or img.mode not in ("RGB", "RGBA"):
+            return False
+        if img.mode == "RGBA" and img.getchannel("A").getextrema()[0] < 255:
+            return False  # keep real transparency
+        small = img.convert("RGB").quantize(colors, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    small.save(out, format="png", optimize=True)
+    if out.tell() >= path.stat().st_size:
+        return False
+    path.write_bytes(out.getvalue())
+    return True
 
 
 def _favicon_on_redirect(app, outdir: Path):

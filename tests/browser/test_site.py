@@ -9,8 +9,7 @@ import re
 import statistics
 
 import pytest
-
-from .sitecheck import (
+from sitecheck import (
     JS_ARM_LATENCY,
     JS_FIGURE_BACKGROUNDS,
     JS_IMAGES,

@@ -58,13 +58,10 @@ def draw_pe_heatmap(fig, d_model: int, base: float, num_positions: int = 128):
     """
     pe = sinusoidal_encoding(num_positions, d_model, base)  # [positions, d_model]
     ax = fig.add_subplot()
-    axes_px = ax.get_position().width * fig.get_figwidth() * fig.dpi
-    crisp = axes_px / d_model >= MIN_PX_PER_CELL
     # 16 colour levels, applied after resampling: a frame compresses to a third, and the
     # bands still show every stripe
     image = ax.imshow(pe, aspect="auto", cmap=DIVERGING.resampled(16), vmin=-1, vmax=1,
-                      interpolation="nearest" if crisp else "hanning",
-                      interpolation_stage="data")
+                      interpolation="nearest", interpolation_stage="data")
     ax.set_xlabel("dimension (column 2i = sin, 2i+1 = cos)")
     ax.set_ylabel("position p")
     ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))  # fewer labels, faster frames
@@ -73,6 +70,9 @@ def draw_pe_heatmap(fig, d_model: int, base: float, num_positions: int = 128):
     ax.set_title(f"PE heatmap: d_model={d_model}, base={format_value(base)}")
     colorbar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, ticks=[-1, 0, 1])
     colorbar.ax.minorticks_off()
+    axes_px = ax.get_position().width * fig.get_figwidth() * fig.dpi  # after the colorbar
+    if axes_px / d_model < MIN_PX_PER_CELL:
+        image.set_interpolation("hanning")
     return ax
 
 

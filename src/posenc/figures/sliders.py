@@ -118,7 +118,7 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
             params = {n: values[n][i] for n, i in zip(names, combo, strict=True)}
             fig = plt.figure(figsize=figsize, dpi=dpi)
             draw(fig, **params)
-            image = figure_bytes(fig, fmt, dpi)
+            image = figure_bytes(fig, fmt, dpi, width_px=round(figsize[0] * dpi))
             plt.close(fig)
             width, height = _image_size(image)
             data = base64.b64encode(image).decode("ascii")

@@ -139,8 +139,14 @@ def use_course_style() -> None:
         set_matplotlib_formats("retina")
 
 
-def figure_bytes(fig, fmt: str = "png", dpi: float | None = None, colors: int = 256) -> bytes:
+def figure_bytes(fig, fmt: str = "png", dpi: float | None = None, colors: int = 256,
+                 width_px: int | None = None) -> bytes:
     """Render ``fig`` to small image bytes for a slider frame (at ``fig.dpi`` by default).
+
+    The figure is cropped to its drawn content (a tight bounding box). With
+    ``width_px``, the resolution is chosen so that the cropped image is exactly that
+    many pixels wide (the width the uncropped figure would have), so a figure that fills
+    the text column carries exactly :data:`DEVICE_PX_PER_CSS_PX` pixels per CSS px.
 
     The image is reduced to a palette of at most ``colors`` colours (exact for line
     plots, 16 levels for the heatmaps) and stored losslessly: ``fmt="webp"`` as lossless
@@ -151,8 +157,13 @@ def figure_bytes(fig, fmt: str = "png", dpi: float | None = None, colors: int = 
 
     if fmt not in ("png", "webp"):
         raise ValueError(f"fmt must be 'png' or 'webp', got {fmt!r}")
+    dpi = dpi or fig.dpi
+    bbox = "tight"
+    if width_px is not None:
+        bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.05)
+        dpi = width_px / bbox.width
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi or fig.dpi)
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches=bbox)
     img = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
     img = img.quantize(colors, method=Image.Quantize.MEDIANCUT)
     out = io.BytesIO()
