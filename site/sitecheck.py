@@ -156,6 +156,11 @@ async () => {
 }
 """
 
+# The figures a reader would load by scrolling through the page (loading="lazy"), now.
+JS_LOAD_LAZY_IMAGES = """
+() => document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; })
+"""
+
 JS_IMAGES = """
 () => [...document.images].map(i => ({src: i.currentSrc.slice(0, 120), complete: i.complete,
                                       width: i.naturalWidth, height: i.naturalHeight}))

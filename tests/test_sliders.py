@@ -27,7 +27,7 @@ def test_one_frame_per_combination_with_matching_alt_text():
     assert len(frames) == 6
     alts = [re.search(r'alt="([^"]*)"', f.value).group(1) for f in frames]
     assert alts == [f"demo: a={a}, b={b}" for a in (1, 2, 3) for b in (10, 20)]
-    assert all('src="data:image/webp;base64,' in f.value for f in frames)
+    assert all('src="data:image/png;base64,' in f.value for f in frames)
     # distinct pictures for distinct values
     assert len({f.value.split("base64,")[1][:2000] + f.value[-3000:] for f in frames}) == 6
 
@@ -76,3 +76,18 @@ def test_bad_input():
         slider_figure(draw, {"a": range(20), "b": range(20)}, title="t")
     with pytest.raises(ValueError, match="unknown slider"):
         slider_figure(draw, {"a": [1, 2]}, title="t", initial={"c": 1})
+
+
+def test_webp_frames_and_one_size_for_every_frame():
+    import io
+
+    from PIL import Image
+
+    box = slider_figure(draw, {"a": [1, 1000000]}, title="w", fmt="webp")
+    sizes = set()
+    for frame in frames_of(box.children[1]):
+        assert "data:image/webp;base64," in frame.value
+        data = base64.b64decode(re.search(r"base64,([^\"]+)", frame.value).group(1))
+        with Image.open(io.BytesIO(data)) as img:
+            sizes.add(img.size)
+    assert len(sizes) == 1  # the page does not jump when the slider moves

@@ -259,8 +259,11 @@
       if (i === null || i === undefined || !kids[i]) return;
       wanted = i;
       var img = shownFrame(build(i));
-      var visible = current === null || div.offsetParent !== null;
-      if (!visible || !img || ready(img)) { swap(i); return; }
+      // the first frame, a branch nobody sees, or a frame at hand: switch at once
+      if (current === null || div.offsetParent === null || !img || ready(img)) {
+        swap(i);
+        return;
+      }
       if (waiting) return;  // the load under way calls show(wanted) when it ends
       waiting = true;
       setLoading(div, true);

@@ -38,8 +38,9 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
+from matplotlib.transforms import Bbox
 
-from .style import COURSE_RC, CSS_PX_PER_INCH, FIGURE_WIDTH, FRAME_DPI, figure_bytes
+from .style import COURSE_RC, CSS_PX_PER_INCH, FIGURE_WIDTH, FRAME_DPI, figure_bytes, tight_bbox
 
 __all__ = ["slider_figure", "format_value", "log_steps"]
 
@@ -74,15 +75,15 @@ def log_steps(low: float, high: float, per_decade: int = 1) -> list[float]:
 def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str,
                   initial: Mapping[str, object] | None = None,
                   figsize: tuple[float, float] = (FIGURE_WIDTH, 3.2),
-                  dpi: float = FRAME_DPI, fmt: str = "webp",
+                  dpi: float = FRAME_DPI, fmt: str = "png",
                   labels: Mapping[str, str] | None = None):
     """Pre-render ``draw`` for every combination of ``sliders`` values; return a widget.
 
     ``draw(fig, **values)`` draws on a fresh ``figure(figsize=figsize)``; the slider
     names are its keyword arguments. ``initial`` picks the starting value of each
     slider (default: its middle value). ``labels`` gives a slider a friendlier
-    description than its argument name. ``fmt`` is ``"webp"`` (lossless, the default)
-    or ``"png"``; both store a 256-colour palette image. ``figsize`` is in inches: a
+    description than its argument name. ``fmt`` is ``"png"`` (the default) or
+    ``"webp"``; both store a 256-colour palette image losslessly. ``figsize`` is in inches: a
     figure :data:`~posenc.figures.style.FIGURE_WIDTH` wide fills the site's text column.
 
     Returns an ``ipywidgets.VBox``: the sliders on top, then the frames; its
@@ -113,12 +114,26 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
              else (len(values[name]) - 1) // 2 for name in names}
     frames = {}
     scale = CSS_PX_PER_INCH / dpi  # CSS px per image px: the frame's size on the page
+    combos = list(itertools.product(*(range(len(values[n])) for n in names)))
+
+    def drawn(combo):
+        fig = plt.figure(figsize=figsize, dpi=dpi)
+        draw(fig, **{n: values[n][i] for n, i in zip(names, combo, strict=True)})
+        return fig
+
     with plt.rc_context(COURSE_RC):
-        for combo in itertools.product(*(range(len(values[n])) for n in names)):
+        # one crop for every frame (the first and last frames' content, with a margin):
+        # frames keep one size, so the page does not jump when a slider moves
+        boxes = []
+        for combo in (combos[0], combos[-1]):
+            fig = drawn(combo)
+            boxes.append(tight_bbox(fig, pad=0.1))
+            plt.close(fig)
+        bbox = Bbox.union(boxes)
+        for combo in combos:
             params = {n: values[n][i] for n, i in zip(names, combo, strict=True)}
-            fig = plt.figure(figsize=figsize, dpi=dpi)
-            draw(fig, **params)
-            image = figure_bytes(fig, fmt, dpi, width_px=round(figsize[0] * dpi))
+            fig = drawn(combo)
+            image = figure_bytes(fig, fmt, dpi, width_px=round(figsize[0] * dpi), bbox=bbox)
             plt.close(fig)
             width, height = _image_size(image)
             data = base64.b64encode(image).decode("ascii")
