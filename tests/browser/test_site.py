@@ -289,8 +289,8 @@ def test_figures_fill_the_column_at_two_device_px(visit, page_path):
     }""")
     for f in figures:
         assert f["width"] >= 0.97 * f["column"], f
-        # slider frames: exactly 2 device px per CSS px; static figures: close to it
-        assert f["natural"] >= (1.98 if f["frame"] else 1.6) * f["width"], f
+        # slider frames and static figures alike: 2 device px per CSS px
+        assert f["natural"] >= 1.98 * f["width"], f
 
 
 def test_code_cells_are_not_cut_off(visit, page_path):

@@ -26,7 +26,7 @@ from matplotlib.colors import LinearSegmentedColormap
 
 __all__ = ["COLORS", "METHOD_COLORS", "DIVERGING", "use_course_style", "figure_bytes", "tight_bbox",
            "FIGURE_WIDTH", "COLUMN_CSS_PX", "CSS_PX_PER_INCH", "DEVICE_PX_PER_CSS_PX",
-           "FRAME_DPI", "MIN_FONT_PT", "lab_to_srgb"]
+           "FRAME_DPI", "MIN_FONT_PT", "lab_to_srgb", "inline_png"]
 
 #: Okabe-Ito colour-blind-safe palette.
 COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -125,18 +125,38 @@ if "posenc_diverging" not in mpl.colormaps:
 def use_course_style() -> None:
     """Apply the course style to every later matplotlib figure (call once per notebook).
 
-    In a notebook, inline figures are also saved at twice their display resolution
-    ("retina" PNGs carrying their display width), so they are sharp on any screen.
+    In a notebook, inline figures are also shown the way the slider frames are: cropped
+    to their content, drawn at 2 device px per CSS px of the text column whatever their
+    size in inches, as a 256-colour palette PNG (:func:`inline_png`).
     """
     mpl.rcParams.update(COURSE_RC)
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover - IPython ships with the course's requirements
         return
-    if get_ipython() is not None:
-        from matplotlib_inline.backend_inline import set_matplotlib_formats
+    shell = get_ipython()
+    if shell is not None:
+        from matplotlib.figure import Figure
 
-        set_matplotlib_formats("retina")
+        png = shell.display_formatter.formatters["image/png"]
+        png.enabled = True
+        png.for_type(Figure, inline_png)
+
+
+def inline_png(fig):
+    """``(png bytes, metadata)`` of a static figure for Jupyter's ``image/png`` output.
+
+    The image is exactly ``2 * COLUMN_CSS_PX`` pixels wide and says it is
+    ``COLUMN_CSS_PX`` wide, so on the site (where it fills the column) and in Jupyter
+    it shows at 2 device px per CSS px.
+    """
+    from PIL import Image
+
+    data = figure_bytes(fig, "png", width_px=DEVICE_PX_PER_CSS_PX * COLUMN_CSS_PX)
+    with Image.open(io.BytesIO(data)) as img:
+        width, height = img.size
+    scale = DEVICE_PX_PER_CSS_PX
+    return data, {"width": width // scale, "height": round(height / scale)}
 
 
 def tight_bbox(fig, pad: float = 0.05):
