@@ -121,8 +121,27 @@ def extract_frames(html: str, frames_dir: Path, inline_bytes: int = INLINE_FIGUR
     for value in (m.get("state", {}).get("value") for m in state.values()):
         if isinstance(value, str):
             used.update(_DATA_SRC.findall(value))
+    _drop_unrendered(state)
     text = json.dumps(state_doc).replace("</", r"<\/")
     return html[:match.start(2)] + text + html[match.end(2):], used
+
+
+#: Widget models posenc-widgets.js never reads (sizes and styles come from posenc.css).
+_UNRENDERED = ("LayoutModel", "HTMLStyleModel", "SliderStyleModel", "DescriptionStyleModel")
+
+
+def _drop_unrendered(state: dict) -> None:
+    """Drop what the site's renderer does not read: layout/style models and empty fields
+    (about half of a slider figure's page weight before compression)."""
+    for model_id in [k for k, m in state.items() if m.get("model_name") in _UNRENDERED]:
+        del state[model_id]
+    for model in state.values():
+        fields = model.get("state", {})
+        for key in [k for k, v in fields.items() if v is None or k.startswith("_view_")
+                    or k in ("layout", "style", "_model_module", "_model_module_version")]:
+            del fields[key]
+        for key in ("model_module", "model_module_version"):
+            model.pop(key, None)
 
 
 def _finish_pages(app, exception):

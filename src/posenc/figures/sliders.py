@@ -116,34 +116,27 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     scale = CSS_PX_PER_INCH / dpi  # CSS px per image px: the frame's size on the page
     combos = list(itertools.product(*(range(len(values[n])) for n in names)))
 
-    def drawn(combo):
-        fig = plt.figure(figsize=figsize, dpi=dpi)
-        draw(fig, **{n: values[n][i] for n, i in zip(names, combo, strict=True)})
-        return fig
-
     with plt.rc_context(COURSE_RC):
         # one crop for every frame (the first and last frames' content, with a margin):
         # frames keep one size, so the page does not jump when a slider moves
         boxes = []
         for combo in (combos[0], combos[-1]):
-            fig = drawn(combo)
+            fig = _drawn(draw, figsize, dpi, _params(names, values, combo))
             boxes.append(tight_bbox(fig, pad=0.1))
             plt.close(fig)
-        bbox = Bbox.union(boxes)
-        for combo in combos:
-            params = {n: values[n][i] for n, i in zip(names, combo, strict=True)}
-            fig = drawn(combo)
-            image = figure_bytes(fig, fmt, dpi, width_px=round(figsize[0] * dpi), bbox=bbox)
-            plt.close(fig)
-            width, height = _image_size(image)
-            data = base64.b64encode(image).decode("ascii")
-            # alt names each slider as it is labelled on the page, with the value it shows
-            alt = html.escape(f"{title}: " + ", ".join(
-                f"{labels.get(n, n)}={format_value(v)}" for n, v in params.items()), quote=True)
-            frames[combo] = widgets.HTML(
-                f'<img class="posenc-frame" src="data:image/{fmt};base64,{data}" '
-                f'alt="{alt}" title="{alt}" width="{round(width * scale)}" '
-                f'height="{round(height * scale)}" style="max-width:100%;height:auto">')
+    job = (draw, figsize, dpi, fmt, Bbox.union(boxes))
+    images = _render(job, [_params(names, values, c) for c in combos])
+    for combo, image in zip(combos, images, strict=True):
+        params = _params(names, values, combo)
+        width, height = _image_size(image)
+        data = base64.b64encode(image).decode("ascii")
+        # alt names each slider as it is labelled on the page, with the value it shows
+        alt = html.escape(f"{title}: " + ", ".join(
+            f"{labels.get(n, n)}={format_value(v)}" for n, v in params.items()), quote=True)
+        frames[combo] = widgets.HTML(
+            f'<img class="posenc-frame" src="data:image/{fmt};base64,{data}" '
+            f'alt="{alt}" title="{alt}" width="{round(width * scale)}" '
+            f'height="{round(height * scale)}" style="max-width:100%;height:auto">')
 
     controls = [widgets.SelectionSlider(
         options=[format_value(v) for v in values[n]], index=start[n],
@@ -174,3 +167,26 @@ def _image_size(data: bytes) -> tuple[int, int]:
 
     with Image.open(io.BytesIO(data)) as img:
         return img.size
+
+
+def _params(names, values, combo) -> dict:
+    return {n: values[n][i] for n, i in zip(names, combo, strict=True)}
+
+
+def _drawn(draw, figsize, dpi, params):
+    fig = plt.figure(figsize=figsize, dpi=dpi)
+    draw(fig, **params)
+    return fig
+
+
+def _render(job, params_list) -> list[bytes]:
+    """The frame of each parameter set, in order (drawing two at once in worker processes
+    was tried: on this project's 2 busy cores, spawning them cost what they saved)."""
+    draw, figsize, dpi, fmt, bbox = job
+    out = []
+    with plt.rc_context(COURSE_RC):
+        for params in params_list:
+            fig = _drawn(draw, figsize, dpi, params)
+            out.append(figure_bytes(fig, fmt, dpi, width_px=round(figsize[0] * dpi), bbox=bbox))
+            plt.close(fig)
+    return out
