@@ -76,3 +76,32 @@ def test_static_figures_become_palette_pngs(tmp_path):
         assert img.mode == "P"
         assert np.array_equal(np.asarray(img.convert("RGB")), rgb)  # 2 colours: exact
     assert not shrink_png(path)  # already a palette image
+
+
+def test_the_frame_shown_first_is_stored_as_lossless_webp(tmp_path):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    pixels = rng.integers(0, 4, size=(120, 160)).astype(np.uint8) * 60
+    buf = io.BytesIO()
+    Image.fromarray(pixels).convert("RGB").save(buf, format="png")
+    frames = [buf.getvalue(), bytes(50_000)]
+    page = _page([], 0)  # fill in PNG frames by hand
+    doc = json.loads(page.split('widget-state+json">')[1].split("</script>")[0])
+    for i, data in enumerate(frames):
+        src = base64.b64encode(data).decode()
+        doc["state"][f"f{i}"] = {"model_name": "HTMLModel", "state": {
+            "value": f'<img class="posenc-frame" src="data:image/png;base64,{src}">'}}
+    doc["state"]["st"]["state"]["children"] = ["IPY_MODEL_f0", "IPY_MODEL_f1"]
+    page = page.split('widget-state+json">')[0] + 'widget-state+json">' + json.dumps(doc) \
+        + "</script>" + page.split("</script>", 1)[1]
+    out, _ = extract_frames(page, tmp_path / "f")
+    state = json.loads(out.split('widget-state+json">')[1].split("</script>")[0])["state"]
+    value = state["f0"]["state"]["value"]
+    assert "data:image/webp;base64," in value
+    webp = base64.b64decode(value.split("base64,")[1].split('"')[0])
+    with Image.open(io.BytesIO(webp)) as img:
+        assert np.array_equal(np.asarray(img.convert("L")), pixels)  # lossless

@@ -172,7 +172,7 @@ def draw_stretched_columns(fig, table, new_length: int, columns=(3, 5, 9)):
     return top, bottom
 
 
-_SCHEMATIC_STAGES = ["token\nembeddings x", "project\n$W_q, W_k, W_v$", "q, k, v",
+_SCHEMATIC_STAGES = ["token\nvectors x", "project\n$W_q, W_k, W_v$", "q, k, v",
                      "scores\n$q\\cdot k/\\sqrt{d}$", "softmax", "weights\n× v"]
 
 #: (stage index, method key, note): where each method injects position.
@@ -182,7 +182,7 @@ INJECTION_POINTS = [
     (2, "rope", "RoPE\nrotate $q_i$, $k_j$"),
     (2, "shaw", "Shaw\n$k_j + a^K_{j-i}$"),
     (3, "alibi", "ALiBi\n$-m\\,|i-j|$"),
-    (3, "t5", "T5\n+ learned $b_{\\mathrm{bucket}(j-i)}$"),
+    (3, "t5", "T5\n$+\\,b_{\\mathrm{bucket}(j-i)}$"),
     (5, "shaw", "Shaw\n$v_j + a^V_{j-i}$"),
 ]
 
@@ -199,7 +199,7 @@ def draw_injection_schematic(fig):
     ax.set_axis_off()
     xs = np.arange(len(_SCHEMATIC_STAGES)) * 1.6
     for i, label in enumerate(_SCHEMATIC_STAGES):
-        ax.text(xs[i], 0, label, ha="center", va="center", fontsize=9,
+        ax.text(xs[i], 0, label, ha="center", va="center", fontsize=8.5,
                 bbox={"boxstyle": "round,pad=0.4", "facecolor": "#f2f2f2",
                       "edgecolor": "#555555"})
         if i:
@@ -211,7 +211,7 @@ def draw_injection_schematic(fig):
         placed[stage] = placed.get(stage, 0) + 1
         color = METHOD_COLORS[method]
         ax.annotate(note, xy=(xs[stage], 0.42 * side), xytext=(xs[stage], 1.35 * side),
-                    ha="center", va="center", fontsize=8.5, color="white",
+                    ha="center", va="center", fontsize=8, color="white",
                     bbox={"boxstyle": "round,pad=0.3", "facecolor": color, "edgecolor": color},
                     arrowprops={"arrowstyle": "->", "color": color, "linewidth": 1.5})
     ax.set_xlim(xs[0] - 0.8, xs[-1] + 0.8)
