@@ -158,7 +158,7 @@ def _as_webp(m: re.Match) -> str:
         return m.group(0)
     out = io.BytesIO()
     with Image.open(io.BytesIO(data)) as img:
-        img.save(out, format="webp", lossless=True, method=6)
+        img.save(out, format="webp", lossless=True, method=4)
     if out.tell() >= len(data):
         return m.group(0)
     return f'src="data:image/webp;base64,{base64.b64encode(out.getvalue()).decode()}"'

@@ -72,6 +72,7 @@ def test_every_slider_moves_its_figure_to_the_value_it_shows(visit, page_path):
     sliders = page.evaluate(JS_SLIDERS)
     if not sliders:
         pytest.skip("no sliders on this page")
+    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)  # every frame fetched
     widgets = page.locator(".posenc-widget")
     for s in sliders:
         root = widgets.nth(s["widget"])
