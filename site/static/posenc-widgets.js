@@ -346,7 +346,35 @@
     });
   }
 
+  /* Accessibility fixes for markup the course does not write itself.
+   * - jupyterquiz's numeric answer box has a <label> that does not point at it.
+   * - The theme's logo sits outside every landmark ("region" in axe-core): the primary
+   *   sidebar that holds it becomes a labelled complementary landmark. */
+  function labelQuizInputs(root) {
+    root.querySelectorAll(".Quiz input.Input-text").forEach(function (input) {
+      var label = input.previousElementSibling;
+      if (input.labels && input.labels.length) return;
+      if (label && label.tagName === "LABEL" && input.id) label.htmlFor = input.id;
+      else input.setAttribute("aria-label", "Your answer");
+    });
+  }
+  function fixLandmarks() {
+    var sidebar = document.querySelector(".bd-sidebar-primary");
+    if (sidebar && !sidebar.getAttribute("role")) {
+      sidebar.setAttribute("role", "complementary");
+      sidebar.setAttribute("aria-label", "Course contents");
+    }
+    if (!document.querySelector(".cell_output")) return;
+    labelQuizInputs(document);
+    if (window.MutationObserver) {  // the questions are drawn by their own script, later
+      var observer = new MutationObserver(function () { labelQuizInputs(document); });
+      observer.observe(document.body, { childList: true, subtree: true });
+      window.setTimeout(function () { observer.disconnect(); labelQuizInputs(document); }, 15000);
+    }
+  }
+
   function main() {
+    fixLandmarks();
     wrapCode();
     var stateTag = document.querySelector('script[type="' + STATE_TYPE + '"]');
     if (!stateTag) return;

@@ -136,11 +136,25 @@ def use_course_style() -> None:
         return
     shell = get_ipython()
     if shell is not None:
-        from matplotlib.figure import Figure
+        try:  # start the inline backend now: starting, it installs its own PNG formatter
+            import matplotlib_inline.backend_inline  # noqa: F401
+        except ImportError:  # pragma: no cover - ships with ipykernel
+            pass
+        _use_inline_png(shell)
+        # the inline backend installs its own PNG formatter once it has started, which
+        # can be after this cell: take the formatter back after every cell
+        if _use_inline_png not in shell.events.callbacks["post_run_cell"]:
+            shell.events.register("post_run_cell", _use_inline_png)
 
-        png = shell.display_formatter.formatters["image/png"]
-        png.enabled = True
-        png.for_type(Figure, inline_png)
+
+def _use_inline_png(shell=None, *_):
+    from IPython import get_ipython
+    from matplotlib.figure import Figure
+
+    shell = shell if hasattr(shell, "display_formatter") else get_ipython()
+    png = shell.display_formatter.formatters["image/png"]
+    png.enabled = True
+    png.for_type(Figure, inline_png)
 
 
 def inline_png(fig):
@@ -161,6 +175,10 @@ def inline_png(fig):
 
 def tight_bbox(fig, pad: float = 0.05):
     """The figure's drawn content (axes, labels, legends outside the axes), in inches."""
+    if not hasattr(fig.canvas, "get_renderer"):  # a figure pyplot has closed
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
     return fig.get_tightbbox(fig.canvas.get_renderer()).padded(pad)
 
 
