@@ -161,6 +161,10 @@ JS_LOAD_LAZY_IMAGES = """
 () => document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; })
 """
 
+JS_LAZY_IMAGES_DONE = """
+() => [...document.querySelectorAll('img[loading]')].every(i => i.complete)
+"""
+
 JS_IMAGES = """
 () => [...document.images].map(i => ({src: i.currentSrc.slice(0, 120), complete: i.complete,
                                       width: i.naturalWidth, height: i.naturalHeight}))

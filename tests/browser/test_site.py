@@ -13,6 +13,7 @@ from sitecheck import (
     JS_ARM_LATENCY,
     JS_FIGURE_BACKGROUNDS,
     JS_IMAGES,
+    JS_LAZY_IMAGES_DONE,
     JS_LOAD_LAZY_IMAGES,
     JS_MATH_STATE,
     JS_SLIDERS,
@@ -56,7 +57,7 @@ def test_images_load_and_math_is_typeset(visit, page_path):
     v = visit(page_path)
     # as a reader scrolls through: lazy figures load, and every slider frame is prefetched
     v.page.evaluate(JS_LOAD_LAZY_IMAGES)
-    v.page.wait_for_load_state("networkidle")
+    v.page.wait_for_function(JS_LAZY_IMAGES_DONE, timeout=30000)
     v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
     images = v.page.evaluate(JS_IMAGES)
     broken = [i for i in images if not (i["complete"] and i["width"] > 0 and i["height"] > 0)]
@@ -279,7 +280,7 @@ def test_no_serious_or_critical_accessibility_violations(visit, page_path, schem
 def test_figures_fill_the_column_at_two_device_px(visit, page_path):
     v = visit(page_path)
     v.page.evaluate(JS_LOAD_LAZY_IMAGES)
-    v.page.wait_for_load_state("networkidle")
+    v.page.wait_for_function(JS_LAZY_IMAGES_DONE, timeout=30000)
     figures = v.page.evaluate("""() => {
       const a = document.querySelector('article.bd-article'), s = getComputedStyle(a);
       const column = a.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
