@@ -6,16 +6,43 @@
 * Drops the theme's ``fontawesome.js`` (1.5 MB, a third of a page's budget): it
   only swaps the icon ``<i>`` tags for inline SVGs, and the same icons already
   render from Font Awesome's webfont, which the theme's CSS loads locally.
+* Frames on demand: a slider figure (``posenc.figures.sliders.slider_figure``) carries
+  every frame inline as a ``data:`` URI, so a notebook works anywhere. On the site,
+  each frame except the one shown first moves into its own content-hashed file in
+  ``posenc-frames/`` beside the page; the ``<img>`` keeps only ``data-src``, and
+  ``posenc-widgets.js`` fetches it on demand (and in idle time after load). A figure
+  whose frames total at most :data:`INLINE_FIGURE_BYTES` stays inline.
+* Static figures (``_images/*.png``, saved at 2x by the notebooks' inline backend) are
+  stored as 256-colour palette PNGs, about a third of the bytes, and load lazily
+  (``loading="lazy"``): a page's first load fetches only the figures near the top.
+* The root ``index.html`` (Jupyter Book's redirect to the first page) gets the
+  favicon, so a browser does not ask for ``/favicon.ico`` and get a 404.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
 from pathlib import Path
 
 # the theme writes this tag from a template macro, not through app.add_js_file
 _FONTAWESOME_JS = re.compile(
     r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>')
+_STATE = re.compile(
+    r'(<script type="application/vnd\.jupyter\.widget-state\+json">)(.*?)(</script>)', re.S)
+_VIEW = re.compile(r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>',
+                   re.S)
+_DATA_URI = re.compile(r'src="data:image/(png|webp);base64,([A-Za-z0-9+/=]+)"')
+_OUTPUT_IMG = re.compile(r'<img (alt="[^"]*_images/[^"]*" src="[^"]*_images/[^"]*")')
+_DATA_SRC = re.compile(r'data-src=\\?"posenc-frames/([0-9a-f]+\.(?:png|webp))\\?"')
+
+#: The folder, beside each page, that holds its frames.
+FRAMES_DIR = "posenc-frames"
+#: A slider figure whose frames together are at most this many bytes stays inline.
+INLINE_FIGURE_BYTES = 40_000
+_PREFIX = "IPY_MODEL_"
 
 
 def _is_unused(asset) -> bool:
@@ -30,17 +57,170 @@ def _strip_unused(app, pagename, templatename, context, doctree):
             context[key] = [a for a in context[key] if not _is_unused(a)]
 
 
-def _drop_fontawesome_js(app, exception):
+def _ref(model_id: str) -> str:
+    return model_id[len(_PREFIX):] if model_id.startswith(_PREFIX) else model_id
+
+
+def figure_frames(state: dict, root: str) -> list[tuple[str, bool]]:
+    """The frame models under the widget ``root``: ``(model id, shown first)`` for each.
+
+    A frame is an ``HTMLModel`` holding a ``posenc-frame`` image; it is shown first when
+    every ``Stack`` above it selects the branch it is on.
+    """
+    out = []
+
+    def walk(model_id: str, shown: bool):
+        model = state.get(model_id)
+        if model is None:
+            return
+        name, st = model.get("model_name"), model.get("state", {})
+        if name == "HTMLModel":
+            if "posenc-frame" in (st.get("value") or ""):
+                out.append((model_id, shown))
+            return
+        for i, child in enumerate(st.get("children") or []):
+            walk(_ref(child), shown and (name != "StackModel" or i == st.get("selected_index")))
+
+    walk(root, True)
+    return out
+
+
+def extract_frames(html: str, frames_dir: Path, inline_bytes: int = INLINE_FIGURE_BYTES):
+    """Move a page's slider frames out of ``html`` into ``frames_dir``.
+
+    Returns the new HTML and the set of frame file names the page refers to. Files are
+    named by the SHA-256 of their bytes, so a frame shared by pages is stored once and
+    a browser may cache it for good. Idempotent: a page already processed is unchanged.
+    """
+    match = _STATE.search(html)
+    if not match:
+        return html, set()
+    state_doc = json.loads(match.group(2).replace(r"<\/script>", "</script>"))
+    state = state_doc.get("state", {})
+    roots = [json.loads(v).get("model_id") for v in _VIEW.findall(html)]
+    used: set[str] = set()
+
+    def to_file(m: re.Match) -> str:
+        ext, data = m.group(1), base64.b64decode(m.group(2))
+        name = f"{hashlib.sha256(data).hexdigest()[:20]}.{ext}"
+        path = frames_dir / name
+        if not path.exists():
+            frames_dir.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        used.add(name)
+        return f'data-src="{FRAMES_DIR}/{name}"'
+
+    for root in roots:
+        frames = figure_frames(state, root)
+        total = sum(len(state[mid]["state"]["value"]) * 3 // 4 for mid, _ in frames)
+        on_demand = total > inline_bytes or any(
+            "data-src=" in state[mid]["state"]["value"] for mid, _ in frames)
+        for mid, shown in frames:
+            value = state[mid]["state"]["value"]
+            if on_demand:
+                value = _DATA_URI.sub(_as_webp if shown else to_file, value)
+            state[mid]["state"]["value"] = value
+    for value in (m.get("state", {}).get("value") for m in state.values()):
+        if isinstance(value, str):
+            used.update(_DATA_SRC.findall(value))
+    _drop_unrendered(state)
+    text = json.dumps(state_doc).replace("</", r"<\/")
+    return html[:match.start(2)] + text + html[match.end(2):], used
+
+
+#: Widget models posenc-widgets.js never reads (sizes and styles come from posenc.css).
+_UNRENDERED = ("LayoutModel", "HTMLStyleModel", "SliderStyleModel", "DescriptionStyleModel")
+
+
+def _drop_unrendered(state: dict) -> None:
+    """Drop what the site's renderer does not read: layout/style models and empty fields
+    (about half of a slider figure's page weight before compression)."""
+    for model_id in [k for k, m in state.items() if m.get("model_name") in _UNRENDERED]:
+        del state[model_id]
+    for model in state.values():
+        fields = model.get("state", {})
+        for key in [k for k, v in fields.items() if v is None or k.startswith("_view_")
+                    or k in ("layout", "style", "_model_module", "_model_module_version")]:
+            del fields[key]
+        for key in ("model_module", "model_module_version"):
+            model.pop(key, None)
+
+
+def _as_webp(m: re.Match) -> str:
+    """The frame shown first stays in the page: as lossless WebP where that is smaller
+    (about 0.7x a palette PNG), since it counts towards the page's first load."""
+    import io
+
+    from PIL import Image
+
+    data = base64.b64decode(m.group(2))
+    if m.group(1) != "png":
+        return m.group(0)
+    out = io.BytesIO()
+    with Image.open(io.BytesIO(data)) as img:
+        img.save(out, format="webp", lossless=True, method=4)
+    if out.tell() >= len(data):
+        return m.group(0)
+    return f'src="data:image/webp;base64,{base64.b64encode(out.getvalue()).decode()}"'
+
+
+def _finish_pages(app, exception):
     if exception is not None or app.builder.format != "html":
         return
-    for page in Path(app.outdir).rglob("*.html"):
+    outdir = Path(app.outdir)
+    used: dict[Path, set[str]] = {}
+    for page in outdir.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
-        stripped = _FONTAWESOME_JS.sub("", text)
-        if stripped != text:
-            page.write_text(stripped, encoding="utf-8")
+        new = _FONTAWESOME_JS.sub("", text)
+        new = _OUTPUT_IMG.sub(r'<img loading="lazy" decoding="async" \1', new)
+        new, names = extract_frames(new, page.parent / FRAMES_DIR)
+        used.setdefault(page.parent / FRAMES_DIR, set()).update(names)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+    # frames of an earlier build that no page refers to any more
+    for folder in outdir.rglob(FRAMES_DIR):
+        for stale in folder.iterdir():
+            if stale.name not in used.get(folder, set()):
+                stale.unlink()
+    _favicon_on_redirect(app, outdir)
+    for image in (outdir / "_images").glob("*.png"):
+        shrink_png(image)
+
+
+def shrink_png(path: Path, colors: int = 256) -> bool:
+    """Rewrite an opaque full-colour PNG as a palette PNG of ``colors`` colours when that is
+    smaller (exact for line plots; heatmaps keep 256 levels). Returns whether it changed."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(path) as img:
+        if img.mode == "P" or img.mode not in ("RGB", "RGBA"):
+            return False
+        if img.mode == "RGBA" and img.getchannel("A").getextrema()[0] < 255:
+            return False  # keep real transparency
+        small = img.convert("RGB").quantize(colors, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    small.save(out, format="png", optimize=True)
+    if out.tell() >= path.stat().st_size:
+        return False
+    path.write_bytes(out.getvalue())
+    return True
+
+
+def _favicon_on_redirect(app, outdir: Path):
+    index = outdir / "index.html"
+    favicon = Path(app.config.html_favicon or "").name
+    if not (index.exists() and favicon):
+        return
+    text = index.read_text(encoding="utf-8")
+    if 'rel="icon"' not in text:
+        link = f'<link rel="icon" href="_static/{favicon}" />\n'
+        index.write_text(link + text, encoding="utf-8")
 
 
 def setup(app):
     app.connect("html-page-context", _strip_unused, priority=900)
-    app.connect("build-finished", _drop_fontawesome_js)
+    # late, so that Jupyter Book's redirect index.html is already written
+    app.connect("build-finished", _finish_pages, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

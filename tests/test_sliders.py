@@ -1,3 +1,4 @@
+import base64
 import re
 
 import ipywidgets as widgets
@@ -45,9 +46,19 @@ def test_sliders_are_linked_in_the_browser():
         assert (b.model_id, inner.model_id) in targets
 
 
-def test_webp_frames():
-    box = slider_figure(draw, {"a": [1, 2]}, title="w", fmt="webp")
-    assert "data:image/webp;base64," in frames_of(box.children[1])[0].value
+def test_png_frames_and_frame_size_on_the_page():
+    from posenc.figures.style import CSS_PX_PER_INCH, FRAME_DPI
+
+    box = slider_figure(draw, {"a": [1, 2]}, title="w", fmt="png")
+    html = frames_of(box.children[1])[0].value
+    assert "data:image/png;base64," in html
+    png = base64.b64decode(re.search(r"base64,([^\"]+)", html).group(1))
+    # PNG header: width and height are big-endian at bytes 16..24
+    px_w, px_h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    css_w, css_h = (int(re.search(rf'{k}="(\d+)"', html).group(1)) for k in ("width", "height"))
+    # the frame carries 2 device px per CSS px, and the page shows it at 100 CSS px/inch
+    assert FRAME_DPI / CSS_PX_PER_INCH == 2
+    assert abs(px_w / css_w - 2) < 0.01 and abs(px_h / css_h - 2) < 0.02
 
 
 def test_helpers():
@@ -65,3 +76,18 @@ def test_bad_input():
         slider_figure(draw, {"a": range(20), "b": range(20)}, title="t")
     with pytest.raises(ValueError, match="unknown slider"):
         slider_figure(draw, {"a": [1, 2]}, title="t", initial={"c": 1})
+
+
+def test_webp_frames_and_one_size_for_every_frame():
+    import io
+
+    from PIL import Image
+
+    box = slider_figure(draw, {"a": [1, 1000000]}, title="w", fmt="webp")
+    sizes = set()
+    for frame in frames_of(box.children[1]):
+        assert "data:image/webp;base64," in frame.value
+        data = base64.b64decode(re.search(r"base64,([^\"]+)", frame.value).group(1))
+        with Image.open(io.BytesIO(data)) as img:
+            sizes.add(img.size)
+    assert len(sizes) == 1  # the page does not jump when the slider moves

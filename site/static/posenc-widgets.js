@@ -13,6 +13,8 @@
  *
  * A model this file does not know is shown as a short note, never as a dead
  * control.
+ *
+ * Frames on demand: see the comment above load() below.
  */
 (function () {
   "use strict";
@@ -63,22 +65,27 @@
 
   var BOXES = { VBoxModel: "column", BoxModel: "column", HBoxModel: "row" };
 
-  function render(store, id) {
+  function render(store, id, path, figure) {
+    path = path || [];
     var m = store.models[id];
     if (!m) return note("missing widget " + id);
     var s = m.state;
     if (BOXES[m.name]) {
       var box = el("div", "posenc-box posenc-" + BOXES[m.name]);
-      (s.children || []).forEach(function (c) { box.appendChild(render(store, ref(c))); });
+      (s.children || []).forEach(function (c) {
+        box.appendChild(render(store, ref(c), path, figure));
+      });
       return box;
     }
     if (m.name === "SelectionSliderModel") return slider(store, id, s);
-    if (m.name === "StackModel") return stack(store, id, s);
+    if (m.name === "StackModel") return stack(store, id, s, path, figure);
     if (m.name === "HTMLModel" || m.name === "HTMLMathModel" || m.name === "LabelModel") {
       var div = el("div", "posenc-html");
       if (m.name === "LabelModel") div.textContent = s.value || "";
       else div.innerHTML = s.value || "";
       store.on(id, "value", function (v) { div.innerHTML = v; });
+      var frame = div.querySelector("img.posenc-frame");
+      if (frame && figure) figure.frames.push({ img: frame, path: path });
       return div;
     }
     return note("This output (" + m.name + ") needs a live Jupyter kernel.");
@@ -118,47 +125,182 @@
     return wrap;
   }
 
-  /* Frames not on show are built and decoded in idle time after the page has
-   * loaded, so that moving a slider only toggles which frame is displayed. */
+  /* Frames on demand. On the site, every frame but the one shown first has only a
+   * data-src (site/posenc_site.py moved its bytes into a file); in Jupyter all are
+   * inline. A Stack switches to a branch only once the frame it would show has
+   * loaded: until then the previous frame stays, under a visible loading state.
+   * After the page has loaded, idle time builds every frame and prefetches them,
+   * nearest to the current slider values first. */
+  var ROOT_PREFETCH = [];
+  var MAX_PARALLEL = 4, inFlight = 0;
+
+  function load(img, done) {
+    /* Fetch img's frame (once); done(ok) when it is usable or has failed for good. */
+    if (img.dataset.src && !img.getAttribute("src")) {
+      img.dataset.tries = "0";
+      img.setAttribute("src", img.dataset.src);
+    }
+    if (img.complete && img.naturalWidth > 0) { if (done) done(true); return; }
+    if (!done) return;
+    function ok() { off(); done(true); }
+    function bad() {
+      off();
+      var tries = parseInt(img.dataset.tries || "0", 10);
+      if (img.dataset.src && tries < 2) {  // a dropped connection: try again, twice
+        img.dataset.tries = String(tries + 1);
+        window.setTimeout(function () {
+          img.setAttribute("src", img.dataset.src + "?retry=" + (tries + 1));
+          load(img, done);
+        }, 400 * (tries + 1));
+      } else {
+        img.dataset.failed = "1";
+        done(false);
+      }
+    }
+    function off() { img.removeEventListener("load", ok); img.removeEventListener("error", bad); }
+    img.addEventListener("load", ok);
+    img.addEventListener("error", bad);
+    if (img.complete && img.getAttribute("src")) bad();  // it had already failed
+  }
+
+  function shownFrame(node) {
+    /* The frame image that `node` displays: the one no hidden element hides. */
+    var imgs = node.querySelectorAll("img");
+    for (var k = 0; k < imgs.length; k++) {
+      var hidden = false;
+      for (var p = imgs[k]; p && p !== node; p = p.parentElement) {
+        if (p.style.display === "none") { hidden = true; break; }
+      }
+      if (!hidden) return imgs[k];
+    }
+    return null;
+  }
+
+  function setLoading(stackDiv, on, failed) {
+    var root = stackDiv.closest(".posenc-widget") || stackDiv;
+    var n = parseInt(root.dataset.loading || "0", 10) + (on ? 1 : -1);
+    if (n > 0) {
+      root.dataset.loading = String(n);
+      root.setAttribute("aria-busy", "true");
+    } else {
+      delete root.dataset.loading;
+      root.removeAttribute("aria-busy");
+    }
+    var status = root.querySelector(".posenc-status");
+    if (status) {
+      status.textContent = failed ? "This frame could not be loaded; showing the previous one."
+        : (n > 0 ? "Loading the figure…" : "");
+      status.classList.toggle("posenc-failed", !!failed);
+    }
+  }
+
   var warmQueue = [];
   function warmUp(deadline) {
     while (warmQueue.length && (!deadline || deadline.timeRemaining() > 2)) warmQueue.shift()();
     if (warmQueue.length) idle(warmUp);
-    else document.documentElement.setAttribute("data-posenc-widgets", "warm");
+    else prefetchNext();
   }
   function idle(fn) {
     if (window.requestIdleCallback) window.requestIdleCallback(fn, { timeout: 500 });
     else window.setTimeout(fn, 30);
   }
 
-  function stack(store, id, s) {
+  /* Prefetch: every frame of every figure, nearest to its figure's current values first. */
+  var pending = [], prefetching = false;
+  function prefetchNext() {
+    prefetching = true;
+    if (!pending.length) {
+      pending = [];
+      ROOT_PREFETCH.forEach(function (fig) { pending = pending.concat(fig.remaining()); });
+      pending.sort(function (a, b) { return a.distance - b.distance; });
+    }
+    while (inFlight < MAX_PARALLEL && pending.length) {
+      var job = pending.shift();
+      if (job.img.complete && job.img.naturalWidth > 0) continue;
+      inFlight++;
+      load(job.img, function (img, near) {
+        return function (ok) {
+          inFlight--;
+          if (ok && near && img.decode) img.decode().catch(function () {});
+          idle(prefetchNext);
+        };
+      }(job.img, job.distance <= 1));
+    }
+    if (!pending.length && inFlight === 0) {
+      var left = 0;
+      ROOT_PREFETCH.forEach(function (fig) { left += fig.remaining().length; });
+      if (!left) document.documentElement.setAttribute("data-posenc-widgets", "warm");
+    }
+  }
+
+  function ready(img) { return img.complete && img.naturalWidth > 0; }
+
+  function stack(store, id, s, path, figure) {
     var div = el("div", "posenc-stack");
     var kids = (s.children || []).map(ref);
     var rendered = {};
-    var current = null;
+    var current = null, wanted = null, waiting = false;
+    if (figure && !figure.levels[path.length]) figure.levels[path.length] = id;
     function build(i) {
       if (!rendered[i]) {
-        rendered[i] = render(store, kids[i]);
+        rendered[i] = render(store, kids[i], path.concat([i]), figure);
         rendered[i].style.display = "none";
         div.appendChild(rendered[i]);
-        rendered[i].querySelectorAll("img").forEach(function (img) {
-          if (img.decode) img.decode().catch(function () {});
-        });
       }
       return rendered[i];
     }
-    function show(i) {
-      if (i === null || i === undefined || !kids[i]) return;
+    function swap(i) {
       var next = build(i);
       if (current !== null && rendered[current] !== next) rendered[current].style.display = "none";
       next.style.display = "";
       current = i;
     }
+    function show(i) {
+      if (i === null || i === undefined || !kids[i]) return;
+      wanted = i;
+      var img = shownFrame(build(i));
+      // the first frame, a branch nobody sees, or a frame at hand: switch at once
+      if (current === null || div.offsetParent === null || !img || ready(img)) {
+        swap(i);
+        return;
+      }
+      if (waiting) return;  // the load under way calls show(wanted) when it ends
+      waiting = true;
+      setLoading(div, true);
+      load(img, function (ok) {
+        waiting = false;
+        setLoading(div, false, !ok);
+        if (ok) show(wanted);
+        else wanted = current;  // keep the previous frame; the status line says why
+      });
+    }
     show(s.selected_index);
-    store.on(id, "selected_index", show);
+    store.on(id, "selected_index", function (i) { show(i); if (figure) figure.moved(); });
     kids.forEach(function (_, i) { warmQueue.push(function () { build(i); }); });
     return div;
   }
+
+  /* One slider figure: its frames and the Stack of each slider level, for prefetching. */
+  function Figure(store) {
+    this.store = store;
+    this.levels = [];
+    this.frames = [];
+  }
+  Figure.prototype.remaining = function () {
+    var store = this.store;
+    var now = this.levels.map(function (id) { return store.get(id, "selected_index") || 0; });
+    return this.frames.filter(function (f) {
+      return !ready(f.img) && !f.img.dataset.failed;
+    }).map(function (f) {
+      var d = 0;
+      f.path.forEach(function (i, k) { d += Math.abs(i - (now[k] || 0)); });
+      return { img: f.img, distance: d };
+    });
+  };
+  Figure.prototype.moved = function () {
+    pending = [];  // re-sort by the new values on the next prefetch step
+    if (prefetching) idle(prefetchNext);
+  };
 
   function el(tag, cls) {
     var e = document.createElement(tag);
@@ -172,7 +314,68 @@
     return p;
   }
 
+  /* Code cells wrap within the column; a wrapped line continues 4 columns deeper than
+   * its own indentation. Each line becomes a full-width inline-block with a hanging
+   * indent; the newlines stay as text between them, so copying gives the code back. */
+  function wrapCode() {
+    document.querySelectorAll("div.cell_input div.highlight pre").forEach(function (pre) {
+      if (pre.dataset.posencWrapped) return;
+      pre.dataset.posencWrapped = "1";
+      var lines = [[]];
+      Array.prototype.slice.call(pre.childNodes).forEach(function (node) {
+        node.textContent.split("\n").forEach(function (part, k) {
+          if (k > 0) lines.push([]);
+          if (!part) return;
+          var piece = node.nodeType === 3 ? document.createTextNode(part) : node.cloneNode(false);
+          if (node.nodeType !== 3) piece.textContent = part;
+          lines[lines.length - 1].push(piece);
+        });
+      });
+      pre.textContent = "";
+      lines.forEach(function (pieces, k) {
+        if (k > 0) pre.appendChild(document.createTextNode("\n"));
+        if (!pieces.length) return;
+        var text = pieces.map(function (n) { return n.textContent; }).join("");
+        var hang = text.length - text.replace(/^ +/, "").length + 4;
+        var line = el("span", "posenc-line");
+        line.style.paddingLeft = hang + "ch";
+        line.style.textIndent = -hang + "ch";
+        pieces.forEach(function (n) { line.appendChild(n); });
+        pre.appendChild(line);
+      });
+    });
+  }
+
+  /* Accessibility fixes for markup the course does not write itself.
+   * - jupyterquiz's numeric answer box has a <label> that does not point at it.
+   * - The theme's logo sits outside every landmark ("region" in axe-core): the primary
+   *   sidebar that holds it becomes a labelled complementary landmark. */
+  function labelQuizInputs(root) {
+    root.querySelectorAll(".Quiz input.Input-text").forEach(function (input) {
+      var label = input.previousElementSibling;
+      if (input.labels && input.labels.length) return;
+      if (label && label.tagName === "LABEL" && input.id) label.htmlFor = input.id;
+      else input.setAttribute("aria-label", "Your answer");
+    });
+  }
+  function fixLandmarks() {
+    var sidebar = document.querySelector(".bd-sidebar-primary");
+    if (sidebar && !sidebar.getAttribute("role")) {
+      sidebar.setAttribute("role", "complementary");
+      sidebar.setAttribute("aria-label", "Course contents");
+    }
+    if (!document.querySelector(".cell_output")) return;
+    labelQuizInputs(document);
+    if (window.MutationObserver) {  // the questions are drawn by their own script, later
+      var observer = new MutationObserver(function () { labelQuizInputs(document); });
+      observer.observe(document.body, { childList: true, subtree: true });
+      window.setTimeout(function () { observer.disconnect(); labelQuizInputs(document); }, 15000);
+    }
+  }
+
   function main() {
+    fixLandmarks();
+    wrapCode();
     var stateTag = document.querySelector('script[type="' + STATE_TYPE + '"]');
     if (!stateTag) return;
     var store = new Store(JSON.parse(stateTag.textContent).state || {});
@@ -180,11 +383,18 @@
     document.querySelectorAll('script[type="' + VIEW_TYPE + '"]').forEach(function (tag) {
       var view = JSON.parse(tag.textContent);
       var root = el("div", "posenc-widget");
-      root.appendChild(render(store, view.model_id));
+      var figure = new Figure(store);
+      ROOT_PREFETCH.push(figure);
+      root.appendChild(render(store, view.model_id, [], figure));
+      var status = el("p", "posenc-status");
+      status.setAttribute("role", "status");  // a polite live region: "Loading the figure…"
+      root.appendChild(status);
       tag.parentNode.replaceChild(root, tag);
     });
     document.documentElement.setAttribute("data-posenc-widgets", "ready");
-    idle(warmUp);
+    // prefetch after the page itself has loaded, in idle time
+    if (document.readyState === "complete") idle(warmUp);
+    else window.addEventListener("load", function () { idle(warmUp); });
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", main);

@@ -1,6 +1,12 @@
+import sys
+from pathlib import Path
+
 import pytest
 
-from .sitecheck import SCREENSHOTS, SITE, content_pages, launch, serve
+# the helpers live in site/ so that benchmarks/bench_site.py uses them without test code
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site"))
+
+from sitecheck import SCREENSHOTS, SITE, content_pages, launch, serve  # noqa: E402
 
 if not (SITE / "index.html").exists():
     raise pytest.UsageError(f"{SITE} has no built site: run `make book` before the browser tests")

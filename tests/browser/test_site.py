@@ -9,11 +9,12 @@ import re
 import statistics
 
 import pytest
-
-from .sitecheck import (
+from sitecheck import (
     JS_ARM_LATENCY,
     JS_FIGURE_BACKGROUNDS,
     JS_IMAGES,
+    JS_LAZY_IMAGES_DONE,
+    JS_LOAD_LAZY_IMAGES,
     JS_MATH_STATE,
     JS_SLIDERS,
     JS_VISIBLE_FRAME,
@@ -54,6 +55,10 @@ def test_page_loads_cleanly_and_stays_on_its_origin(visit, base_url, page_path):
 
 def test_images_load_and_math_is_typeset(visit, page_path):
     v = visit(page_path)
+    # as a reader scrolls through: lazy figures load, and every slider frame is prefetched
+    v.page.evaluate(JS_LOAD_LAZY_IMAGES)
+    v.page.wait_for_function(JS_LAZY_IMAGES_DONE, timeout=30000)
+    v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
     images = v.page.evaluate(JS_IMAGES)
     broken = [i for i in images if not (i["complete"] and i["width"] > 0 and i["height"] > 0)]
     assert broken == []
@@ -68,6 +73,7 @@ def test_every_slider_moves_its_figure_to_the_value_it_shows(visit, page_path):
     sliders = page.evaluate(JS_SLIDERS)
     if not sliders:
         pytest.skip("no sliders on this page")
+    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)  # every frame fetched
     widgets = page.locator(".posenc-widget")
     for s in sliders:
         root = widgets.nth(s["widget"])
@@ -92,7 +98,7 @@ def test_slider_response_is_fast(visit, page_path):
     sliders = v.page.evaluate(JS_SLIDERS)
     if not sliders:
         pytest.skip("no sliders on this page")
-    v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=20000)  # as a reader finds it
+    v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)  # as a reader finds it
     typical = {}
     for s in sliders:
         presses = []
@@ -181,3 +187,153 @@ def test_no_launch_button_without_a_configured_repository(visit):
 def _luminance(css_rgb: str) -> float:
     r, g, b = (int(x) for x in re.findall(r"\d+", css_rgb)[:3])
     return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
+# Frames on demand, accessibility, layout, self-check questions --------------------------
+
+ON_DEMAND_PAGE = "book/02_sinusoidal.html"
+
+
+def test_frames_are_files_fetched_after_load(visit):
+    html = (SITE / ON_DEMAND_PAGE).read_text(encoding="utf-8")
+    inline = html.count("data:image/webp;base64,") + html.count("data:image/png;base64,")
+    on_demand = html.count('data-src=\\"posenc-frames/') + html.count('data-src="posenc-frames/')
+    widgets = html.count("application/vnd.jupyter.widget-view+json")
+    assert on_demand > 100 and inline <= widgets, (inline, on_demand, widgets)
+    v = visit(ON_DEMAND_PAGE)
+    early = v.page.evaluate("""() => {
+        const load = performance.getEntriesByType('navigation')[0].loadEventStart;
+        return performance.getEntriesByType('resource')
+          .filter(r => r.name.includes('/posenc-frames/') && r.startTime < load).length; }""")
+    assert early == 0, "frames were fetched before the page had loaded"
+    v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)  # prefetched in idle time
+    frames = v.page.evaluate("""() => [...document.querySelectorAll('img.posenc-frame')]
+        .map(i => i.complete && i.naturalWidth > 0)""")
+    assert len(frames) > 100 and all(frames)
+
+
+def test_slider_moved_before_its_frame_arrived_shows_loading_then_the_frame(browser, base_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    held, released = [], []  # frame requests wait here until the test lets them through
+
+    def hold(route):
+        if released:
+            route.continue_()
+        else:
+            held.append(route)
+    page.route("**/posenc-frames/**", hold)
+    page.goto(f"{base_url}/{ON_DEMAND_PAGE}", wait_until="domcontentloaded")
+    page.wait_for_function("document.documentElement.dataset.posencWidgets")
+    root = page.locator(".posenc-widget").first
+    before = root.evaluate(JS_VISIBLE_FRAME)
+    page.locator(".posenc-widget input[type=range]").first.press("ArrowRight")
+    page.wait_for_timeout(200)
+    during = root.evaluate(JS_VISIBLE_FRAME)
+    assert during["alt"] == before["alt"] and during["complete"] and during["width"] > 0
+    assert root.get_attribute("data-loading") and root.get_attribute("aria-busy") == "true"
+    assert "Loading" in root.locator(".posenc-status").inner_text()
+    assert held, "the frame was not requested"
+    released.append(True)
+    for route in held:
+        route.continue_()
+    page.wait_for_function("""(el) => !el.dataset.loading""", arg=root.element_handle(),
+                           timeout=15000)
+    after = root.evaluate(JS_VISIBLE_FRAME)
+    label = page.evaluate(JS_SLIDERS)[0]
+    assert after["alt"] != before["alt"] and after["complete"] and after["width"] > 0
+    assert f"{label['label']}={label['readout']}" in after["alt"]
+    assert root.locator(".posenc-status").inner_text() == ""
+    context.close()
+
+
+def test_a_frame_that_cannot_load_keeps_the_previous_one(browser, base_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.route("**/posenc-frames/**", lambda route: route.abort())
+    page.goto(f"{base_url}/{ON_DEMAND_PAGE}", wait_until="domcontentloaded")
+    page.wait_for_function("document.documentElement.dataset.posencWidgets")
+    root = page.locator(".posenc-widget").first
+    before = root.evaluate(JS_VISIBLE_FRAME)
+    page.locator(".posenc-widget input[type=range]").first.press("ArrowRight")
+    page.wait_for_function("""(el) => !el.dataset.loading""", arg=root.element_handle(),
+                           timeout=15000)
+    after = root.evaluate(JS_VISIBLE_FRAME)
+    assert after["alt"] == before["alt"] and after["complete"] and after["width"] > 0
+    assert "could not be loaded" in root.locator(".posenc-status").inner_text()
+    context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_serious_or_critical_accessibility_violations(visit, page_path, scheme):
+    from axe_playwright_python.sync_playwright import Axe
+
+    v = visit(page_path, color_scheme=scheme)
+    assert v.page.evaluate("document.documentElement.dataset.theme") == scheme
+    v.page.wait_for_timeout(800)  # the self-check questions render after a short timeout
+    violations = Axe().run(v.page).response["violations"]
+    serious = [(x["id"], x["impact"], [n["target"] for n in x["nodes"][:3]])
+               for x in violations if x["impact"] in ("serious", "critical")]
+    assert serious == [], serious
+
+
+def test_figures_fill_the_column_at_two_device_px(visit, page_path):
+    v = visit(page_path)
+    v.page.evaluate(JS_LOAD_LAZY_IMAGES)
+    v.page.wait_for_function(JS_LAZY_IMAGES_DONE, timeout=30000)
+    figures = v.page.evaluate("""() => {
+      const a = document.querySelector('article.bd-article'), s = getComputedStyle(a);
+      const column = a.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+      return [...document.querySelectorAll('.cell_output img, .posenc-stack img')]
+        .filter(i => i.offsetParent !== null)
+        .map(i => ({src: i.currentSrc.slice(-40), width: i.clientWidth, column,
+                    natural: i.naturalWidth, frame: i.classList.contains('posenc-frame')}));
+    }""")
+    for f in figures:
+        assert f["width"] >= 0.97 * f["column"], f
+        # slider frames and static figures alike: 2 device px per CSS px
+        assert f["natural"] >= 1.98 * f["width"], f
+
+
+def test_code_cells_are_not_cut_off(visit, page_path):
+    v = visit(page_path)
+    cut = v.page.evaluate("""() => [...document.querySelectorAll('div.cell_input pre')]
+        .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 60))""")
+    assert cut == []
+    # copying a wrapped cell still gives the code back, line for line
+    same = v.page.evaluate("""() => [...document.querySelectorAll('div.cell_input pre')]
+        .every(p => p.innerText.trimEnd() === p.textContent.trimEnd())""")
+    assert same
+
+
+def test_root_page_has_a_favicon(visit, base_url):
+    v = visit("index.html")
+    v.page.wait_for_load_state("networkidle")
+    assert not any(u.endswith("/favicon.ico") for u in v.requests)
+
+
+def test_self_check_question_gives_feedback(visit, page_path):
+    chapter = page_path.split("/")[-1].removesuffix(".html")
+    from posenc.selfcheck import CHAPTERS, correct_answer, questions
+
+    if chapter not in CHAPTERS:
+        pytest.skip("no self-check questions on this page")
+    v = visit(page_path)
+    quiz = v.page.locator(".Quiz").first
+    quiz.wait_for(timeout=10000)
+    numeric = [q for q in questions(chapter) if q["type"] == "numeric"]
+    mc = [q for q in questions(chapter) if q["type"] == "multiple_choice"]
+    q = numeric[0] if numeric else mc[0]
+    box = v.page.locator(".Quiz").nth(questions(chapter).index(q))
+    if q["type"] == "numeric":
+        field = box.locator("input")
+        field.fill("123456789")  # wrong first: feedback says so
+        field.press("Enter")
+        assert box.locator(".Feedback.incorrect").is_visible()
+        field.fill(f"{correct_answer(q):g}")
+        field.press("Enter")
+    else:
+        box.locator("label", has_text=correct_answer(q)).click()
+    feedback = box.locator(".Feedback.correct")
+    feedback.wait_for(state="visible", timeout=5000)
+    assert feedback.inner_text().startswith("Correct")

@@ -20,8 +20,7 @@ import pytest
 
 from .conftest import BOOK, ROOT
 
-sys.path.insert(0, str(ROOT / "site"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests"))  # site/ is on the path already (conftest.py)
 from chapter_header import CHECK_ID, INSTALL  # noqa: E402
 from posenc_download import ARCHIVE_NAME, build_course_archive  # noqa: E402
 

@@ -8,14 +8,13 @@ arguments) or called once for a static figure. The numbers come from
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .._validation import check_int
 from ..sinusoidal import sinusoidal_dot_product, sinusoidal_encoding, sinusoidal_wavelengths
 from .sliders import format_value
-from .style import COLORS, METHOD_COLORS
+from .style import COLORS, DIVERGING, METHOD_COLORS
 
 __all__ = [
     "running_mean",
@@ -25,6 +24,7 @@ __all__ = [
     "draw_stretched_columns",
     "draw_injection_schematic",
     "INJECTION_POINTS",
+    "MIN_PX_PER_CELL",
 ]
 
 
@@ -49,18 +49,19 @@ def draw_pe_heatmap(fig, d_model: int, base: float, num_positions: int = 128):
     """Heatmap of the sinusoidal table: positions down, dimensions across.
 
     Shows ``sinusoidal_encoding(num_positions, d_model, base)`` on a fixed colour
-    scale ``[-1, 1]`` in 16 levels. Up to 128 columns are drawn as crisp cells
-    (no blending of a sin column into its cos neighbour); wider tables have more
-    columns than the frame has pixels, so they are smoothed (averaged) instead of
-    subsampled, which would draw false stripes. Returns the axes.
+    scale ``[-1, 1]`` in 16 levels of the course's perceptually uniform diverging map
+    (:data:`posenc.figures.style.DIVERGING`). Where the frame has at least
+    :data:`MIN_PX_PER_CELL` pixels per column, every cell is drawn crisp (no blending
+    of a sin column into its cos neighbour); a wider table is resampled with an
+    anti-aliasing filter before colour mapping, never subsampled, which would draw
+    moire stripes that are not in the data. Returns the axes.
     """
     pe = sinusoidal_encoding(num_positions, d_model, base)  # [positions, d_model]
     ax = fig.add_subplot()
-    # 16 colour levels, resampled before colour mapping: a frame compresses to ~12 KB
-    # instead of ~30 KB, and the bands still show every stripe
-    image = ax.imshow(pe, aspect="auto", cmap=plt.get_cmap("RdBu_r", 16), vmin=-1, vmax=1,
-                      interpolation="nearest" if d_model <= 128 else "antialiased",
-                      interpolation_stage="data")
+    # 16 colour levels, applied after resampling: a frame compresses to a third, and the
+    # bands still show every stripe
+    image = ax.imshow(pe, aspect="auto", cmap=DIVERGING.resampled(16), vmin=-1, vmax=1,
+                      interpolation="nearest", interpolation_stage="data")
     ax.set_xlabel("dimension (column 2i = sin, 2i+1 = cos)")
     ax.set_ylabel("position p")
     ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))  # fewer labels, faster frames
@@ -69,8 +70,14 @@ def draw_pe_heatmap(fig, d_model: int, base: float, num_positions: int = 128):
     ax.set_title(f"PE heatmap: d_model={d_model}, base={format_value(base)}")
     colorbar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, ticks=[-1, 0, 1])
     colorbar.ax.minorticks_off()
+    axes_px = ax.get_position().width * fig.get_figwidth() * fig.dpi  # after the colorbar
+    if axes_px / d_model < MIN_PX_PER_CELL:
+        image.set_interpolation("hanning")
     return ax
 
+
+#: Fewer image pixels per heatmap cell than this and nearest-neighbour drawing aliases.
+MIN_PX_PER_CELL = 4
 
 _DECADE_LABELS = ["10", "100", "1k", "10k", "100k", "1M", "10M"]
 
@@ -165,7 +172,7 @@ def draw_stretched_columns(fig, table, new_length: int, columns=(3, 5, 9)):
     return top, bottom
 
 
-_SCHEMATIC_STAGES = ["token\nembeddings x", "project\n$W_q, W_k, W_v$", "q, k, v",
+_SCHEMATIC_STAGES = ["token\nvectors x", "project\n$W_q, W_k, W_v$", "q, k, v",
                      "scores\n$q\\cdot k/\\sqrt{d}$", "softmax", "weights\n× v"]
 
 #: (stage index, method key, note): where each method injects position.
@@ -175,7 +182,7 @@ INJECTION_POINTS = [
     (2, "rope", "RoPE\nrotate $q_i$, $k_j$"),
     (2, "shaw", "Shaw\n$k_j + a^K_{j-i}$"),
     (3, "alibi", "ALiBi\n$-m\\,(i-j)$"),
-    (3, "t5", "T5\n+ learned $b_{\\mathrm{bucket}(j-i)}$"),
+    (3, "t5", "T5\n$+\\,b_{\\mathrm{bucket}(j-i)}$"),
     (5, "shaw", "Shaw\n$v_j + a^V_{j-i}$"),
 ]
 
@@ -192,7 +199,7 @@ def draw_injection_schematic(fig):
     ax.set_axis_off()
     xs = np.arange(len(_SCHEMATIC_STAGES)) * 1.6
     for i, label in enumerate(_SCHEMATIC_STAGES):
-        ax.text(xs[i], 0, label, ha="center", va="center", fontsize=9,
+        ax.text(xs[i], 0, label, ha="center", va="center", fontsize=8.5,
                 bbox={"boxstyle": "round,pad=0.4", "facecolor": "#f2f2f2",
                       "edgecolor": "#555555"})
         if i:
@@ -204,7 +211,7 @@ def draw_injection_schematic(fig):
         placed[stage] = placed.get(stage, 0) + 1
         color = METHOD_COLORS[method]
         ax.annotate(note, xy=(xs[stage], 0.42 * side), xytext=(xs[stage], 1.35 * side),
-                    ha="center", va="center", fontsize=8.5, color="white",
+                    ha="center", va="center", fontsize=8, color="white",
                     bbox={"boxstyle": "round,pad=0.3", "facecolor": color, "edgecolor": color},
                     arrowprops={"arrowstyle": "->", "color": color, "linewidth": 1.5})
     ax.set_xlim(xs[0] - 0.8, xs[-1] + 0.8)

@@ -124,7 +124,7 @@ def draw_frequency_ratios(fig, factor: float, base: float, head_dim: int = 128,
                         else f"1/{1 / t:.0f}" for t in ticks])
     ax.minorticks_off()
     ax.set(xlabel="pair index i (fast → slow)", ylabel="θ′ᵢ / θᵢ", xlim=(-1, pairs[-1] + 1))
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     ax.set_title(f"New frequency ÷ default: s={factor:g}, base={base:g}, L0={length0}",
                  fontsize=10)
 
@@ -156,7 +156,7 @@ def draw_turns_at_position(fig, position: int, factor: float, base: float = 1000
                     ls=SCALING_STYLES[method], label=f"{method}: {unseen} unseen")
     ax.set_ylim(4e-3, 40)
     ax.set(xlabel="pair index i", ylabel="angle at m ÷ angle at L0", xlim=(-1, pairs[-1] + 1))
-    ax.legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     ax.set_title(f"Angles at m={position} = {position / length0:g}·L0 (s={factor:g}, "
                  f"base={base:g}, L0={length0})", fontsize=10)
 

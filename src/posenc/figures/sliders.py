@@ -11,6 +11,17 @@ Each frame is an ``<img>`` whose ``alt`` text names the values it shows
 (``"PE heatmap: d_model=64, base=10000"``, each name as the slider's label
 reads); the browser tests read it to check that the figure matches the slider.
 
+Frames are drawn :data:`~posenc.figures.style.FIGURE_WIDTH` inches wide at
+:data:`~posenc.figures.style.FRAME_DPI` (2 device px per CSS px when the figure
+fills the site's text column) as lossless WebP of a 256-colour palette image.
+In Jupyter every frame is inline (``data:`` URIs), so a notebook works anywhere;
+the site's build (``site/posenc_site.py``) moves all but the first frame of each
+figure into content-hashed files that the page fetches on demand.
+
+Frame budget: at most :data:`MAX_FRAMES` per figure (each ~10-60 KB; ~0.2 s to draw
+at build time). The budget of each figure in the course is listed in
+``benchmarks/README.md``.
+
 Example::
 
     slider_figure(draw_heatmap, {"d_model": [16, 32, 64], "base": [100, 10000]},
@@ -27,12 +38,13 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
+from matplotlib.transforms import Bbox
 
-from .style import COURSE_RC, figure_bytes
+from .style import COURSE_RC, CSS_PX_PER_INCH, FIGURE_WIDTH, FRAME_DPI, figure_bytes, tight_bbox
 
 __all__ = ["slider_figure", "format_value", "log_steps"]
 
-MAX_FRAMES = 120  # ~20-50 KB a frame keeps a page well under the 3 MB budget
+MAX_FRAMES = 144  # ~0.2 s a frame to draw: the site build stays within its 180 s
 
 
 def format_value(value) -> str:
@@ -62,14 +74,17 @@ def log_steps(low: float, high: float, per_decade: int = 1) -> list[float]:
 
 def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str,
                   initial: Mapping[str, object] | None = None,
-                  figsize: tuple[float, float] = (6.4, 3.0), dpi: float = 72,
-                  fmt: str = "png", labels: Mapping[str, str] | None = None):
+                  figsize: tuple[float, float] = (FIGURE_WIDTH, 3.2),
+                  dpi: float = FRAME_DPI, fmt: str = "png",
+                  labels: Mapping[str, str] | None = None):
     """Pre-render ``draw`` for every combination of ``sliders`` values; return a widget.
 
     ``draw(fig, **values)`` draws on a fresh ``figure(figsize=figsize)``; the slider
     names are its keyword arguments. ``initial`` picks the starting value of each
     slider (default: its middle value). ``labels`` gives a slider a friendlier
-    description than its argument name. ``fmt`` is ``"png"`` or ``"webp"``.
+    description than its argument name. ``fmt`` is ``"png"`` (the default) or
+    ``"webp"``; both store a 256-colour palette image losslessly. ``figsize`` is in inches: a
+    figure :data:`~posenc.figures.style.FIGURE_WIDTH` wide fills the site's text column.
 
     Returns an ``ipywidgets.VBox``: the sliders on top, then the frames; its
     ``links`` attribute lists the ``jslink`` s (slider index -> Stack).
@@ -98,19 +113,30 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     start = {name: values[name].index(initial[name]) if name in initial
              else (len(values[name]) - 1) // 2 for name in names}
     frames = {}
+    scale = CSS_PX_PER_INCH / dpi  # CSS px per image px: the frame's size on the page
+    combos = list(itertools.product(*(range(len(values[n])) for n in names)))
+
     with plt.rc_context(COURSE_RC):
-        for combo in itertools.product(*(range(len(values[n])) for n in names)):
-            params = {n: values[n][i] for n, i in zip(names, combo, strict=True)}
-            fig = plt.figure(figsize=figsize)
-            draw(fig, **params)
-            data = base64.b64encode(figure_bytes(fig, fmt, dpi)).decode("ascii")
+        # one crop for every frame (the first and last frames' content, with a margin):
+        # frames keep one size, so the page does not jump when a slider moves
+        boxes = []
+        for combo in (combos[0], combos[-1]):
+            fig = _drawn(draw, figsize, dpi, _params(names, values, combo))
+            boxes.append(tight_bbox(fig, pad=0.1))
             plt.close(fig)
-            # alt names each slider as it is labelled on the page, with the value it shows
-            alt = html.escape(f"{title}: " + ", ".join(
-                f"{labels.get(n, n)}={format_value(v)}" for n, v in params.items()), quote=True)
-            frames[combo] = widgets.HTML(
-                f'<img class="posenc-frame" src="data:image/{fmt};base64,{data}" '
-                f'alt="{alt}" title="{alt}" style="max-width:100%;height:auto">')
+    job = (draw, figsize, dpi, fmt, Bbox.union(boxes))
+    images = _render(job, [_params(names, values, c) for c in combos])
+    for combo, image in zip(combos, images, strict=True):
+        params = _params(names, values, combo)
+        width, height = _image_size(image)
+        data = base64.b64encode(image).decode("ascii")
+        # alt names each slider as it is labelled on the page, with the value it shows
+        alt = html.escape(f"{title}: " + ", ".join(
+            f"{labels.get(n, n)}={format_value(v)}" for n, v in params.items()), quote=True)
+        frames[combo] = widgets.HTML(
+            f'<img class="posenc-frame" src="data:image/{fmt};base64,{data}" '
+            f'alt="{alt}" title="{alt}" width="{round(width * scale)}" '
+            f'height="{round(height * scale)}" style="max-width:100%;height:auto">')
 
     controls = [widgets.SelectionSlider(
         options=[format_value(v) for v in values[n]], index=start[n],
@@ -131,3 +157,36 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     box = widgets.VBox([*controls, build(0, ())], layout=widgets.Layout(align_items="flex-start"))
     box.links = links
     return box
+
+
+def _image_size(data: bytes) -> tuple[int, int]:
+    """Pixel ``(width, height)`` of encoded image bytes."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as img:
+        return img.size
+
+
+def _params(names, values, combo) -> dict:
+    return {n: values[n][i] for n, i in zip(names, combo, strict=True)}
+
+
+def _drawn(draw, figsize, dpi, params):
+    fig = plt.figure(figsize=figsize, dpi=dpi)
+    draw(fig, **params)
+    return fig
+
+
+def _render(job, params_list) -> list[bytes]:
+    """The frame of each parameter set, in order (drawing two at once in worker processes
+    was tried: on this project's 2 busy cores, spawning them cost what they saved)."""
+    draw, figsize, dpi, fmt, bbox = job
+    out = []
+    with plt.rc_context(COURSE_RC):
+        for params in params_list:
+            fig = _drawn(draw, figsize, dpi, params)
+            out.append(figure_bytes(fig, fmt, dpi, width_px=round(figsize[0] * dpi), bbox=bbox))
+            plt.close(fig)
+    return out

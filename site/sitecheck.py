@@ -1,6 +1,7 @@
 """Tools for checking the built site in a real browser (Debian's Chromium + Playwright).
 
-Used by tests/browser/test_site.py and benchmarks/bench_site.py.
+Used by tests/browser/ and benchmarks/bench_site.py (which both put site/ on sys.path):
+it lives beside the site code so that the benchmarks never import test code.
 
 The server serves ``_build/html`` on 127.0.0.1 and, like any static host (GitHub
 Pages, Netlify, nginx with ``gzip on``), compresses text responses when the
@@ -18,7 +19,7 @@ import shutil
 import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SITE = Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
 SCREENSHOTS = SITE.parent / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -153,6 +154,15 @@ async () => {
   return {count: maths.length, untypeset: untypeset.map(m => m.textContent.slice(0, 80)),
           raw: raw};
 }
+"""
+
+# The figures a reader would load by scrolling through the page (loading="lazy"), now.
+JS_LOAD_LAZY_IMAGES = """
+() => document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; })
+"""
+
+JS_LAZY_IMAGES_DONE = """
+() => [...document.querySelectorAll('img[loading]')].every(i => i.complete)
 """
 
 JS_IMAGES = """

@@ -1,0 +1,356 @@
+"""Self-check questions at the end of each chapter, shown with ``jupyterquiz``.
+
+Each chapter's last cell is ``show_questions("02_sinusoidal")``: three to five quick
+questions a reader answers on the page (multiple choice, or a number typed in and
+Enter pressed) with immediate feedback. ``jupyterquiz`` embeds the questions and its
+own JavaScript in the cell output, so they work offline on the static site and in
+Jupyter alike. Every number in a question or an answer is computed here from
+``posenc`` (never typed in), so the questions stay true when the library changes.
+
+Questions aim at understanding rather than recall of wording: predict what a change
+does, or compute a value from the chapter's formula.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import numpy as np
+
+from ._validation import check_choice
+
+__all__ = ["CHAPTERS", "questions", "show_questions", "correct_answer"]
+
+
+def _mc(question: str, correct: str, wrong: dict[str, str], why: str) -> dict:
+    """A multiple-choice question: one correct answer (with ``why``), wrong ones with theirs."""
+    answers = [{"answer": correct, "correct": True, "feedback": f"Correct. {why}"}]
+    answers += [{"answer": a, "correct": False, "feedback": f"Not quite. {fb}"}
+                for a, fb in wrong.items()]
+    # a fixed order that does not give the answer away (not always first, same every build)
+    answers.sort(key=lambda a: hashlib.sha256(a["answer"].encode()).hexdigest())
+    return {"question": question, "type": "multiple_choice", "answers": answers}
+
+
+def _number(question: str, value: float, tolerance: float, why: str, hint: str) -> dict:
+    """A numeric question: any answer within ``tolerance`` of ``value`` is correct."""
+    return {"question": question, "type": "numeric", "answers": [
+        {"type": "range", "range": [value - tolerance, value + tolerance], "correct": True,
+         "feedback": f"Correct. {why}"},
+        {"type": "default", "feedback": f"Not quite. {hint}"}]}
+
+
+def _why_order() -> list[dict]:
+    return [
+        _mc("Self-attention with no position information reads “dog bites man” and "
+            "“man bites dog”. What can you say about the output vector for “bites”?",
+            "It is the same in both sentences",
+            {"It differs, because “dog” comes first in one of them":
+                 "Without position, attention sees a set of tokens: the same keys and values "
+                 "in any order give the same weighted sum.",
+             "It is zero": "Attention still mixes the token vectors; only their order is lost."},
+            "Attention sums over the same keys and values in both orders; the result cannot "
+            "depend on the order."),
+        _mc("Which methods give two given tokens the same attention score at distance 3, "
+            "wherever in the sequence the pair sits?",
+            "RoPE and ALiBi",
+            {"Sinusoidal and learned absolute encodings":
+                 "These add a vector for the absolute position to each token, so the score "
+                 "changes with where the pair is.",
+             "None of them": "RoPE's score depends on m − n only, and ALiBi's bias on i − j only."},
+            "RoPE's rotated dot product and ALiBi's bias depend only on the distance."),
+        _mc("Where does RoPE put position into attention?",
+            "It rotates the queries and keys before their dot product",
+            {"It adds a vector to each token embedding": "That is the sinusoidal and learned "
+                                                         "absolute encodings.",
+             "It adds a bias to the attention scores": "That is ALiBi and T5.",
+             "It changes the values": "RoPE leaves the values alone; Shaw's method changes them."},
+            "q and k are rotated by angles proportional to their positions."),
+    ]
+
+
+def _sinusoidal() -> list[dict]:
+    from .sinusoidal import sinusoidal_dot_product, sinusoidal_wavelengths
+
+    lam = sinusoidal_wavelengths(64, 10000.0)
+    doubled = sinusoidal_wavelengths(64, 20000.0)
+    same_start = math.isclose(lam[0], doubled[0])
+    dots = sinusoidal_dot_product(np.array([5, 5]), 64)
+    assert same_start and int(np.argmax(lam)) == len(lam) - 1 and dots[0] == dots[1]
+    return [
+        _mc("base = 10000, d_model = 64: which sin/cos pair has the longest wavelength?",
+            f"The last pair, i = {len(lam) - 1}",
+            {"The first pair, i = 0": f"Pair 0 has the shortest wavelength, 2π ≈ {lam[0]:.2f}.",
+             "They are all equal": "The wavelengths grow geometrically with i.",
+             f"The middle pair, i = {len(lam) // 2}": "The wavelength keeps growing up to the "
+                                                      "last pair."},
+            f"Its wavelength is 2π·base^((d−2)/d) ≈ {lam[-1]:,.0f} positions."),
+        _number("d_model = 64, base = 10000: what is the wavelength of pair i = 16 (columns 32 "
+                "and 33), in positions? Round to a whole number and press Enter.",
+                float(lam[16]), 0.5 + 1e-9,
+                f"2π·10000^(32/64) = 2π·100 ≈ {lam[16]:.1f}.",
+                "The wavelength of pair i is 2π·base^(2i/d_model)."),
+        _mc("You double base from 10000 to 20000 (d_model = 64). What happens to the "
+            "wavelength of pair 0?",
+            "Nothing: it stays 2π",
+            {"It doubles": "base enters as base^(2i/d), and for i = 0 that is base⁰ = 1.",
+             "It halves": "A larger base never shortens a wavelength."},
+            f"base^0 = 1 for every base: pair 0 always has wavelength 2π ≈ {doubled[0]:.2f}; "
+            f"only the later pairs slow down (the last one to {doubled[-1]:,.0f})."),
+        _mc("PE[p]·PE[p + k] (the dot product of two sinusoidal encodings) depends on…",
+            "only the distance k",
+            {"p and k": "Expand cos(a − b): every p cancels, so any two pairs at the same "
+                        "distance give the same value.",
+             "only p": "The dot product of an encoding with itself is the same at every p; "
+                       "it is the distance that matters."},
+            "Each pair contributes cos(k·θᵢ); the position p cancels."),
+    ]
+
+
+def _learned() -> list[dict]:
+    from .compare import position_parameter_count
+
+    params = position_parameter_count("learned", d_model=768, max_positions=512)
+    return [
+        _number("A learned absolute table for a model with d_model = 768 and at most 512 "
+                "positions: how many trainable numbers does it hold?",
+                float(params), 0.5, f"One row of 768 numbers per position: {params:,}.",
+                "One learned vector of d_model numbers per position."),
+        _mc("A model with a learned table of 512 rows gets a 600-token input. What does a "
+            "plain lookup of position 600 do?",
+            "It fails: there is no row 600",
+            {"It returns the row of position 600 mod 512": "A table lookup does not wrap "
+                                                           "around; the index is out of range.",
+             "It extends the table with the sinusoidal formula": "Nothing in a learned table "
+                                                                 "knows a formula."},
+            "A table only knows the positions it was trained with."),
+        _mc("Why can a sinusoidal encoding be computed for any position while a learned one "
+            "cannot?",
+            "It is a formula of p; the learned one is a list of trained rows",
+            {"It uses fewer dimensions": "Both have d_model numbers per position.",
+             "It is normalised": "Normalising does not create rows for unseen positions."},
+            "sin and cos can be evaluated at any p, trained or not."),
+    ]
+
+
+def _rope() -> list[dict]:
+    from .rope import rope_angles, rope_frequencies
+
+    slow = int((rope_angles(np.array([4096]), 128, 10000.0)[0] < 2 * np.pi).sum())
+    slowest = 2 * np.pi / rope_frequencies(128, 10000.0)[-1]
+    slowest_big = 2 * np.pi / rope_frequencies(128, 500000.0)[-1]
+    assert slowest_big > slowest
+    return [
+        _mc("RoPE rotates q at position m and k at position n. Their dot product depends on "
+            "the positions only through…",
+            "m − n",
+            {"m + n": "Rotating both by their own angles leaves the angle between them, "
+                      "(m − n)·θ, in the dot product.",
+             "m and n separately": "That is what an absolute encoding added to the input does."},
+            "R(mθ)q · R(nθ)k = q · R((n − m)θ)k."),
+        _number("head_dim = 128, base = 10000: how many of the 64 pairs have not completed one "
+                "full turn by position 4096?",
+                float(slow), 0.5, f"{slow} pairs have a wavelength longer than 4096 positions.",
+                "Pair i turns by 4096·θᵢ with θᵢ = base^(−2i/head_dim); count the pairs where "
+                "that stays below 2π."),
+        _mc("A model raises base from 10000 to 500000 (head_dim = 128). Its slowest pair now "
+            "turns…",
+            "more slowly: its wavelength grows",
+            {"faster": "θᵢ = base^(−2i/d) shrinks when base grows.",
+             "at the same speed": "Only pair 0 keeps its speed whatever the base."},
+            f"Its wavelength goes from about {slowest:,.0f} to {slowest_big:,.0f} positions."),
+    ]
+
+
+def _rope_scaling() -> list[dict]:
+    from .scaling import yarn_attention_factor
+
+    factor = yarn_attention_factor(8.0)
+    return [
+        _mc("Position Interpolation with s = 4 divides every RoPE frequency by 4. What does "
+            "the model lose?",
+            "Resolution: neighbouring positions are 4 times closer in angle than in training",
+            {"Nothing: every angle stays in the trained range": "The range is kept, but the fast "
+                                                                "pairs no longer separate "
+                                                                "neighbours as they used to.",
+             "The ability to run past 4 × the training length": "PI is exactly what makes 4 × "
+                                                                "the length fit."},
+            "Dividing the fast pairs' frequencies blurs short distances."),
+        _mc("Which pairs do YaRN and Llama 3.1 leave unchanged?",
+            "The fast pairs, which turn many times within the training length",
+            {"The slow pairs": "The slow pairs are the ones divided by s: they never completed "
+                               "a turn in training.",
+             "None: every pair is divided by s": "That is Position Interpolation."},
+            "Fast pairs have seen every angle already; only the slow ones are stretched."),
+        _number("YaRN's attention factor for s = 8 (0.1·ln s + 1), to 2 decimals?",
+                round(factor, 2), 0.005 + 1e-9, f"0.1·ln 8 + 1 ≈ {factor:.4f}.",
+                "Use the natural logarithm: 0.1·ln(8) + 1."),
+    ]
+
+
+def _alibi() -> list[dict]:
+    from .alibi import alibi_bias, alibi_slopes
+
+    m1 = float(alibi_slopes(8)[0])
+    bias = alibi_bias(8, 6)[0]
+    assert bias[5, 2] == -3 * m1
+    return [
+        _number("An 8-head ALiBi model: what is the slope m of head 1? (A fraction like 1/4 "
+                "works too.)",
+                m1, 1e-6, f"2^(−8/8) = {m1:g}.", "The slopes are 2^(−8h/n) for n = 8 heads."),
+        _number("Same model, head 1: what bias does query 5 get for key 2?",
+                float(bias[5, 2]), 1e-6, f"−m·(i − j) = −{m1:g}·3 = {bias[5, 2]:g}.",
+                "The causal bias is −m·(i − j)."),
+        _mc("A model has 12 heads, not a power of two. Its slopes are…",
+            "the 8-head sequence, plus every other slope of the 16-head sequence",
+            {"2^(−8h/12) for h = 1..12": "That rule holds only for powers of two; the paper "
+                                         "uses the closest power of two and fills in.",
+             "0.1·h, growing with the head": "That is the source notes' linear slope, not "
+                                             "the paper's."},
+            "As the chapter's figure shows, 4 extra slopes come from the 16-head sequence."),
+    ]
+
+
+def _relative() -> list[dict]:
+    from .relative import t5_relative_bucket
+
+    far = int(t5_relative_bucket(np.array(200), bidirectional=True, num_buckets=32,
+                                 max_distance=128))
+    farther = int(t5_relative_bucket(np.array(5000), bidirectional=True, num_buckets=32,
+                                     max_distance=128))
+    assert far == farther
+    return [
+        _number("T5 encoder, 32 buckets, max_distance = 128: which bucket does relative "
+                "position +200 (the key 200 tokens after the query) fall in?",
+                float(far), 0.5,
+                f"Bucket {far}, the last of the 'after' half: every distance from well before "
+                "128 on shares it (so does +5000).",
+                "Half the buckets are for keys after the query; distances past max_distance "
+                "go to the last one."),
+        _mc("Shaw et al. clip the relative distance at k. Why does clipping let the model run "
+            "on sequences longer than it was trained on?",
+            "Every distance beyond k uses the same trained vector, so no unseen index appears",
+            {"It makes attention cheaper": "Clipping changes which vectors are used, not the "
+                                           "cost.",
+             "It turns the encoding into a formula": "The clipped vectors are still learned."},
+            "A longer sequence only adds distances beyond k, which all map to the edge rows."),
+        _mc("Where does T5's relative position enter attention?",
+            "As a learned scalar bias per head and bucket, added to the scores",
+            {"As a vector added to the keys": "That is Shaw et al.",
+             "As a rotation of q and k": "That is RoPE."},
+            "The bias b[bucket(j − i)] is added to q·k before the softmax."),
+    ]
+
+
+def _side_by_side() -> list[dict]:
+    from .compare import METHODS, position_parameter_count
+
+    free = [m for m in METHODS if position_parameter_count(m) == 0]
+    names = {"sinusoidal": "sinusoidal", "learned": "learned", "rope": "RoPE",
+             "alibi": "ALiBi", "t5": "T5", "shaw": "Shaw"}
+    correct = ", ".join(names[m] for m in free)
+    t5 = position_parameter_count("t5", num_heads=8, num_buckets=32)
+    return [
+        _mc("Which position methods add no trainable parameters at all?", correct,
+            {"learned, T5, Shaw": "These are exactly the ones that learn their position "
+                                  "numbers.",
+             "Only sinusoidal": "RoPE and ALiBi are fixed formulas too."},
+            "They are formulas of the positions; nothing is learned."),
+        _number("T5's relative bias with 8 heads and 32 buckets: how many trainable numbers "
+                "does one layer's table hold?",
+                float(t5), 0.5, f"One scalar per head and bucket: {t5}.",
+                "T5 learns one number per (bucket, head)."),
+        _mc("Which of these makes the attention score depend on the absolute positions, not "
+            "only on their difference?",
+            "A sinusoidal encoding added to the token embeddings",
+            {"RoPE": "RoPE's score depends on m − n only.",
+             "ALiBi": "ALiBi's bias depends on i − j only."},
+            "Added to the input, PE[p] passes through W_q and W_k, and cross terms such as "
+            "x·W_q·W_kᵀ·PE[n] depend on n itself."),
+    ]
+
+
+def _extrapolation() -> list[dict]:
+    return [
+        _mc("A model trained on 128-byte sequences with a learned absolute table is run on "
+            "512 bytes. What do positions 128 to 511 use?",
+            "Nothing trained: the table has no rows for them (unless it is stretched)",
+            {"The rows of positions 0 to 127 again": "Only if you wrap the index yourself, "
+                                                     "which the model never saw.",
+             "Rows learned during evaluation": "Nothing is learned at test time."},
+            "This is why the chapter also tries a stretched (interpolated) table."),
+        _mc("Why does the chapter compare losses by position rather than only one average "
+            "per length?",
+            "An average over a long sequence hides where past the training length the loss "
+            "goes up",
+            {"Because the average is always the same": "It is not; but it mixes seen and "
+                                                      "unseen positions.",
+             "Because position 0 is never scored": "Position is about where the failure "
+                                                   "starts."},
+            "Loss by position shows whether the model fails right after L_train or later."),
+        _mc("ALiBi's bias grows linearly with distance. What does that do to far tokens at "
+            "test lengths never seen in training?",
+            "They get ever smaller weights, so the model mostly reads a local window it knows",
+            {"They get larger weights": "The bias is negative and grows in size with distance.",
+             "Nothing: the bias is cut off at the training length": "ALiBi's bias has no "
+                                                                    "cut-off."},
+            "The penalty keeps attention local, so longer inputs look like familiar ones."),
+    ]
+
+
+#: Chapter (notebook name without .ipynb) -> its question builder.
+CHAPTERS = {
+    "01_why_order": _why_order,
+    "02_sinusoidal": _sinusoidal,
+    "03_learned": _learned,
+    "04_rope": _rope,
+    "05_rope_scaling": _rope_scaling,
+    "06_alibi": _alibi,
+    "07_relative": _relative,
+    "08_side_by_side": _side_by_side,
+    "09_extrapolation": _extrapolation,
+}
+
+#: jupyterquiz colours with text contrast of at least 4.5:1 (WCAG AA) on both themes.
+QUIZ_COLORS = {
+    "--jq-multiple-choice-bg": "#1f4e79",
+    "--jq-mc-button-bg": "#fafafa",
+    "--jq-mc-button-border": "#767676",
+    "--jq-mc-button-inset-shadow": "#555555",
+    "--jq-many-choice-bg": "#1f4e79",
+    "--jq-numeric-bg": "#1f4e79",
+    "--jq-numeric-input-bg": "#ffffff",
+    "--jq-numeric-input-label": "#101010",
+    "--jq-numeric-input-shadow": "#767676",
+    "--jq-string-bg": "#1f4e79",
+    "--jq-incorrect-color": "#ffd0d0",
+    "--jq-correct-color": "#c8f7c5",
+    "--jq-text-color": "#ffffff",
+    "--jq-link-color": "#cfe3ff",
+}
+
+
+def questions(chapter: str) -> list[dict]:
+    """The questions of ``chapter`` (e.g. ``"02_sinusoidal"``), in jupyterquiz's format."""
+    chapter = check_choice("chapter", chapter, tuple(CHAPTERS))
+    return CHAPTERS[chapter]()
+
+
+def correct_answer(question: dict):
+    """The correct answer of one question: its text (multiple choice) or a number in range."""
+    for answer in question["answers"]:
+        if answer.get("correct"):
+            if "range" in answer:
+                low, high = answer["range"]
+                return (low + high) / 2
+            return answer["answer"]
+    raise ValueError("question has no correct answer")
+
+
+def show_questions(chapter: str) -> None:
+    """Display ``chapter``'s questions (the last cell of each chapter)."""
+    from jupyterquiz import display_quiz
+
+    display_quiz(questions(chapter), shuffle_answers=False, max_width=700,
+                 colors=QUIZ_COLORS)

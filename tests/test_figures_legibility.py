@@ -1,0 +1,127 @@
+"""Every slider figure of the course is legible at the width the site shows it.
+
+The site shows a figure across the whole text column (``COLUMN_CSS_PX`` CSS px at a
+1280-px window), so a figure whose drawn content is ``w`` inches wide is shown at
+``COLUMN_CSS_PX / w`` CSS px per inch, and text of ``s`` points is
+``s / 72 * COLUMN_CSS_PX / w`` CSS px tall. The issue asks for >= 11 CSS px. The
+figures are drawn as the chapters draw them (same figure size), at the slider values
+with the longest labels.
+"""
+
+import io
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from posenc.figures import absolute, relative, rope_alibi, scaling  # noqa: E402
+from posenc.figures.style import (  # noqa: E402
+    COLUMN_CSS_PX,
+    COURSE_RC,
+    DIVERGING,
+    FIGURE_WIDTH,
+    FRAME_DPI,
+    figure_bytes,
+)
+
+MIN_CSS_PX = 11
+
+# (draw, slider values with the longest labels, figsize as in the chapter)
+SLIDER_FIGURES = [
+    (absolute.draw_pe_heatmap, {"d_model": 1024, "base": 320000.0}, (6.88, 3.4)),
+    (absolute.draw_wavelengths, {"d_model": 1024, "base": 320000.0}, (6.88, 3.2)),
+    (absolute.draw_dot_product, {"d_model": 1024, "base": 320000.0}, (6.88, 3.2)),
+    (rope_alibi.draw_rope_pair, {"position": 11}, (FIGURE_WIDTH, 3.2)),
+    (rope_alibi.draw_rope_angles, {"base": 320000.0, "head_dim": 1024, "position": 32768},
+     (FIGURE_WIDTH, 3.2)),
+    (rope_alibi.draw_rope_decay, {"base": 320000.0}, (FIGURE_WIDTH, 3.2)),
+    (rope_alibi.draw_alibi_slopes, {"num_heads": 12}, (FIGURE_WIDTH, 3.2)),
+    (rope_alibi.draw_alibi_bias, {"num_heads": 12, "head": 8, "length": 64}, (6.88, 4.4)),
+    (scaling.draw_frequency_ratios, {"factor": 32, "base": 5e5}, (6.88, 3.2)),
+    (scaling.draw_turns_at_position, {"position": 65536, "factor": 16}, (6.88, 3.2)),
+    (relative.draw_t5_bucket_map, {"num_buckets": 64, "max_distance": 1024},
+     (FIGURE_WIDTH, 3.2)),
+]
+
+
+def _draw(draw, values, figsize):
+    fig = plt.figure(figsize=figsize, dpi=FRAME_DPI)
+    draw(fig, **values)
+    fig.canvas.draw()
+    return fig
+
+
+@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES,
+                         ids=[d.__name__ for d, _, _ in SLIDER_FIGURES])
+def test_text_is_at_least_11_css_px_at_the_column_width(draw, values, figsize):
+    with plt.rc_context(COURSE_RC):
+        fig = _draw(draw, values, figsize)
+        width_in = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.05).width
+        texts = [t for t in fig.findobj(Text)
+                 if t.get_visible() and t.get_text().strip() and t.get_window_extent().width > 0]
+        smallest = min(t.get_fontsize() for t in texts)
+        plt.close(fig)
+    css_px = smallest / 72 * COLUMN_CSS_PX / width_in
+    assert css_px >= MIN_CSS_PX, f"{draw.__name__}: {smallest} pt text is {css_px:.1f} CSS px"
+
+
+def test_a_frame_carries_two_device_px_per_css_px_of_the_column():
+    with plt.rc_context(COURSE_RC):
+        fig = _draw(absolute.draw_dot_product, {"d_model": 64, "base": 1e4}, (6.88, 3.2))
+        data = figure_bytes(fig, "webp", width_px=round(6.88 * FRAME_DPI))
+        plt.close(fig)
+    with Image.open(io.BytesIO(data)) as img:
+        assert img.format == "WEBP" and img.width == 2 * COLUMN_CSS_PX
+
+
+@pytest.mark.parametrize("d_model", [256, 1024])
+def test_wide_heatmaps_are_resampled_not_aliased(d_model):
+    """A table with more columns than 4 px each is filtered: its fastest columns (which
+    alternate faster than the pixels can show) come out near the colour of 0, instead of
+    the slow false stripes that subsampling (moire) draws."""
+    with plt.rc_context(COURSE_RC):
+        fig = _draw(absolute.draw_pe_heatmap, {"d_model": d_model, "base": 10000.0},
+                    (6.88, 3.4))
+        image = fig.axes[0].get_images()[0]
+        assert image.get_interpolation() != "nearest"
+        plt.close(fig)
+
+
+def test_narrow_heatmaps_draw_every_cell():
+    with plt.rc_context(COURSE_RC):
+        fig = _draw(absolute.draw_pe_heatmap, {"d_model": 64, "base": 10000.0}, (6.88, 3.4))
+        assert fig.axes[0].get_images()[0].get_interpolation() == "nearest"
+        plt.close(fig)
+
+
+def _srgb_to_lightness(rgb):
+    """CIE L* of sRGB colours (independent of posenc's Lab -> sRGB direction)."""
+    rgb = np.asarray(rgb, dtype=np.float64)
+    lin = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    y = lin @ np.array([0.2126729, 0.7151522, 0.0721750])
+    return np.where(y > (6 / 29) ** 3, 116 * np.cbrt(y) - 16, y * (29 / 3) ** 3)
+
+
+def test_reference_lightness():
+    # published values: sRGB white L* = 100, #777777 L* = 50.0 (to 0.1)
+    assert _srgb_to_lightness([1.0, 1.0, 1.0]) == pytest.approx(100, abs=1e-3)
+    assert _srgb_to_lightness([0x77 / 255] * 3) == pytest.approx(50.0, abs=0.1)
+
+
+def test_diverging_map_is_perceptually_even_and_symmetric():
+    values = np.linspace(0, 1, 255)
+    lightness = _srgb_to_lightness(DIVERGING(values)[:, :3])
+    low, high = lightness[:127], lightness[128:]
+    # lightness rises steadily to the middle and falls steadily after it, in even steps
+    assert np.all(np.diff(low) > 0) and np.all(np.diff(high) < 0)
+    steps = np.abs(np.diff(lightness))
+    steps = steps[(steps > 0) & (np.arange(len(steps)) != 126) & (np.arange(len(steps)) != 127)]
+    assert steps.max() < 1.5 * np.median(steps)
+    # the two ends are equally dark, so neither sign looks stronger
+    assert abs(lightness[0] - lightness[-1]) < 1.5
+    assert lightness[127] > 90

@@ -1,0 +1,48 @@
+"""Self-check questions: well formed, one right answer, numbers that agree with posenc."""
+
+import math
+
+import numpy as np
+import pytest
+
+from posenc.selfcheck import CHAPTERS, correct_answer, questions
+
+
+@pytest.mark.parametrize("chapter", list(CHAPTERS))
+def test_three_to_five_well_formed_questions(chapter):
+    qs = questions(chapter)
+    assert 3 <= len(qs) <= 5
+    for q in qs:
+        assert q["type"] in ("multiple_choice", "numeric") and q["question"].strip()
+        right = [a for a in q["answers"] if a.get("correct")]
+        assert len(right) == 1 and all(a.get("feedback") for a in q["answers"])
+        if q["type"] == "multiple_choice":
+            texts = [a["answer"] for a in q["answers"]]
+            assert len(texts) >= 3 and len(set(texts)) == len(texts)
+        else:
+            assert any(a.get("type") == "default" for a in q["answers"])
+
+
+def test_answers_are_not_always_in_the_same_place():
+    places = {[a["correct"] for a in q["answers"]].index(True)
+              for c in CHAPTERS for q in questions(c) if q["type"] == "multiple_choice"}
+    assert len(places) >= 3
+
+
+def test_numeric_answers_match_the_formulas():
+    # independent of posenc: the paper's formulas written out here
+    q = questions("02_sinusoidal")[1]
+    assert correct_answer(q) == pytest.approx(2 * math.pi * 10000 ** (32 / 64))
+    slopes = questions("06_alibi")[0]
+    assert correct_answer(slopes) == pytest.approx(2 ** (-8 / 8))
+    assert correct_answer(questions("06_alibi")[1]) == pytest.approx(-0.5 * 3)
+    assert correct_answer(questions("05_rope_scaling")[2]) == pytest.approx(
+        round(0.1 * math.log(8) + 1, 2))
+    theta = 10000.0 ** (-np.arange(0, 128, 2) / 128)
+    assert correct_answer(questions("04_rope")[1]) == float((4096 * theta < 2 * math.pi).sum())
+    assert correct_answer(questions("03_learned")[0]) == 512 * 768
+
+
+def test_unknown_chapter():
+    with pytest.raises(ValueError, match="chapter must be one of"):
+        questions("10_nope")

@@ -1,0 +1,107 @@
+"""site/posenc_site.py: frames move out of a page into content-hashed files, idempotently."""
+
+import base64
+import hashlib
+import html
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site"))
+from posenc_site import extract_frames, figure_frames, shrink_png  # noqa: E402
+
+
+def _page(frames: list[bytes], selected: int) -> str:
+    box = {"children": ["IPY_MODEL_s", "IPY_MODEL_st"]}
+    state = {"box": {"model_name": "VBoxModel", "state": box},
+             "s": {"model_name": "SelectionSliderModel", "state": {"index": selected}},
+             "st": {"model_name": "StackModel",
+                    "state": {"children": [f"IPY_MODEL_f{i}" for i in range(len(frames))],
+                              "selected_index": selected}}}
+    for i, data in enumerate(frames):
+        src = base64.b64encode(data).decode()
+        state[f"f{i}"] = {"model_name": "HTMLModel", "state": {
+            "value": f'<img class="posenc-frame" src="data:image/webp;base64,{src}" alt="f{i}">'}}
+    doc = json.dumps({"state": state, "version_major": 2, "version_minor": 0})
+    return ('<html><script type="application/vnd.jupyter.widget-state+json">' + doc
+            + '</script><script type="application/vnd.jupyter.widget-view+json">'
+            + '{"model_id": "box"}</script></html>')
+
+
+def test_all_but_the_shown_frame_move_to_hashed_files(tmp_path):
+    frames = [bytes([i]) * 30_000 for i in range(3)]
+    out, used = extract_frames(_page(frames, selected=1), tmp_path / "posenc-frames")
+    names = {f"{hashlib.sha256(frames[i]).hexdigest()[:20]}.webp" for i in (0, 2)}
+    assert used == names
+    assert {p.name for p in (tmp_path / "posenc-frames").iterdir()} == names
+    for i in (0, 2):
+        name = f"{hashlib.sha256(frames[i]).hexdigest()[:20]}.webp"
+        assert (tmp_path / "posenc-frames" / name).read_bytes() == frames[i]
+    state = json.loads(out.split('widget-state+json">')[1].split("</script>")[0])["state"]
+    assert "data:image/webp;base64," in state["f1"]["state"]["value"]  # shown first: inline
+    assert 'data-src="posenc-frames/' in state["f0"]["state"]["value"]
+    assert "base64" not in state["f2"]["state"]["value"]
+    # idempotent: a second pass changes nothing and still reports the files in use
+    again, used_again = extract_frames(out, tmp_path / "posenc-frames")
+    assert again == out and used_again == names
+
+
+def test_small_figures_stay_inline(tmp_path):
+    page = _page([b"a" * 100, b"b" * 100], selected=0)
+    out, used = extract_frames(page, tmp_path / "f", inline_bytes=40_000)
+    assert used == set() and not (tmp_path / "f").exists()
+    assert html.unescape(out).count("data:image/webp;base64,") == 2
+
+
+def test_shown_frame_follows_the_selected_index():
+    page = _page([b"x", b"y", b"z"], selected=2)
+    doc = json.loads(page.split('widget-state+json">')[1].split("</script>")[0])
+    assert figure_frames(doc["state"], "box") == [("f0", False), ("f1", False), ("f2", True)]
+
+
+def test_static_figures_become_palette_pngs(tmp_path):
+    Image = pytest.importorskip("PIL.Image")
+    import numpy as np
+
+    x = np.linspace(0, 1, 400)
+    rgb = np.full((300, 400, 3), 255, np.uint8)
+    rgb[150 + (100 * np.sin(12 * x)).astype(int), np.arange(400)] = (0, 114, 178)
+    path = tmp_path / "fig.png"
+    Image.fromarray(rgb).save(path)
+    before = path.stat().st_size
+    assert shrink_png(path) and path.stat().st_size < before
+    with Image.open(path) as img:
+        assert img.mode == "P"
+        assert np.array_equal(np.asarray(img.convert("RGB")), rgb)  # 2 colours: exact
+    assert not shrink_png(path)  # already a palette image
+
+
+def test_the_frame_shown_first_is_stored_as_lossless_webp(tmp_path):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    pixels = rng.integers(0, 4, size=(120, 160)).astype(np.uint8) * 60
+    buf = io.BytesIO()
+    Image.fromarray(pixels).convert("RGB").save(buf, format="png")
+    frames = [buf.getvalue(), bytes(50_000)]
+    page = _page([], 0)  # fill in PNG frames by hand
+    doc = json.loads(page.split('widget-state+json">')[1].split("</script>")[0])
+    for i, data in enumerate(frames):
+        src = base64.b64encode(data).decode()
+        doc["state"][f"f{i}"] = {"model_name": "HTMLModel", "state": {
+            "value": f'<img class="posenc-frame" src="data:image/png;base64,{src}">'}}
+    doc["state"]["st"]["state"]["children"] = ["IPY_MODEL_f0", "IPY_MODEL_f1"]
+    page = page.split('widget-state+json">')[0] + 'widget-state+json">' + json.dumps(doc) \
+        + "</script>" + page.split("</script>", 1)[1]
+    out, _ = extract_frames(page, tmp_path / "f")
+    state = json.loads(out.split('widget-state+json">')[1].split("</script>")[0])["state"]
+    value = state["f0"]["state"]["value"]
+    assert "data:image/webp;base64," in value
+    webp = base64.b64decode(value.split("base64,")[1].split('"')[0])
+    with Image.open(io.BytesIO(webp)) as img:
+        assert np.array_equal(np.asarray(img.convert("L")), pixels)  # lossless
