@@ -32,11 +32,11 @@ def draw_distance_comparison(fig, *, d_model: int = 512, head_dim: int = 64, num
     ax = axes[0]
     ax.plot(k, sinusoidal_similarity(k, d_model, base), color=METHOD_COLORS["sinusoidal"],
             lw=0.7)
-    ax.set_title(f"(a) sinusoidal: PE[p]·PE[p+k] / |PE[p]|², d={d_model}", fontsize=9)
+    ax.set_title(f"(a) sinusoidal PE·PE, d = {d_model}")
 
     ax = axes[1]
     ax.plot(k, rope_mean_score(k, head_dim, base), color=METHOD_COLORS["rope"], lw=0.7)
-    ax.set_title(f"(b) RoPE: mean of q·(R_k q) / |q|², d_head={head_dim}", fontsize=9)
+    ax.set_title(f"(b) RoPE, mean q·R_k q, d_head = {head_dim}")
     for ax in axes[:2]:
         ax.axhline(0, color="#555555", lw=0.6)
         ax.set_ylim(-0.35, 1.05)
@@ -50,9 +50,9 @@ def draw_distance_comparison(fig, *, d_model: int = 512, head_dim: int = 64, num
         label = f"m = 1/{1 / slopes[h]:g}" if h in (0, num_heads - 1) else None
         ax.plot(k, weights[h], color=METHOD_COLORS["alibi"], alpha=float(shades[h]), lw=1.2,
                 label=label)
-    ax.set_title(f"(c) ALiBi: weight factor exp(-m k), {num_heads} heads", fontsize=9)
+    ax.set_title(f"(c) ALiBi, exp(−m k), {num_heads} heads")
     ax.set_ylabel("relative to k = 0")
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(loc="lower left")
 
     ax = axes[3]
     for bidirectional, ls in ((True, "-"), (False, "--")):
@@ -61,12 +61,10 @@ def draw_distance_comparison(fig, *, d_model: int = 512, head_dim: int = 64, num
         ax.step(k, bucket, where="post", color=METHOD_COLORS["t5"], ls=ls, lw=1.4,
                 label="encoder" if bidirectional else "decoder")
     ax.axvline(max_distance, color="#555555", ls=":", lw=1)
-    ax.text(max_distance * 1.15, 2, f"max_distance\n= {max_distance}", fontsize=7,
-            color="#555555")
-    ax.set_title(f"(d) T5: bucket of a key k back, {num_buckets} buckets (bias learned)",
-                 fontsize=9)
+    ax.text(max_distance * 1.15, 2, f"max_distance\n= {max_distance}", color="#555555")
+    ax.set_title(f"(d) T5 bucket of a key k back ({num_buckets})")
     ax.set_ylabel("bucket")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(loc="upper left")
 
     for ax in axes:
         ax.set_xscale("log")
