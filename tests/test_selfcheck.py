@@ -46,3 +46,17 @@ def test_numeric_answers_match_the_formulas():
 def test_unknown_chapter():
     with pytest.raises(ValueError, match="chapter must be one of"):
         questions("10_nope")
+
+
+def test_chapter_8_questions_ignore_a_method_the_reader_registered():
+    """Chapter 8's exercise registers a reader's own method before its questions run."""
+    from test_positions import register_log_distance
+
+    from posenc.nn import unregister_position
+
+    before = questions("08_side_by_side")
+    register_log_distance()
+    try:
+        assert questions("08_side_by_side") == before
+    finally:
+        unregister_position("logdist")
