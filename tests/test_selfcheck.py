@@ -65,6 +65,30 @@ def test_every_chapter_of_the_book_has_questions():
     assert sorted(CHAPTERS) == sorted(p.stem for p in book.glob("[0-9][0-9]_*.ipynb"))
 
 
+def test_chapter_8_questions_stay_right_after_a_reader_registers_a_method():
+    # chapter 8 registers a method of its own before its questions are shown
+    import torch
+
+    from posenc.nn import PositionEncoding, register_position, unregister_position
+
+    class FixedLogBias(PositionEncoding):  # no learned parameters, like the chapter's
+        def __init__(self, spec):
+            super().__init__()
+
+        def score_bias(self, q, k):
+            i, j = torch.arange(q.shape[-2]), torch.arange(k.shape[-2])
+            return -torch.log1p((i[:, None] - j[None, :]).abs().to(q.dtype))
+
+    before = correct_answer(questions("08_side_by_side")[0])
+    register_position("free_test_method", FixedLogBias, label="a test", color="#999999",
+                      replace=True)
+    try:
+        assert correct_answer(questions("08_side_by_side")[0]) == before
+    finally:
+        unregister_position("free_test_method")
+    assert before == "sinusoidal, RoPE, ALiBi"  # the three formulas among the six methods
+
+
 def test_unknown_chapter():
     with pytest.raises(ValueError, match="chapter must be one of"):
         questions("10_nope")
