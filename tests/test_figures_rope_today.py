@@ -75,16 +75,16 @@ def _fire_fit(fig, **values):
 # labels and the figsize the chapter gives them.
 CHAPTER_FIGURES = [
     ("rope_today.draw_base_wavelengths", {"base": 1e7}, (6.88, 3.2)),
-    ("rope_today.draw_position_pairs", {"fraction": 0.125}, (6.4, 2.4)),
+    ("rope_today.draw_position_pairs", {"fraction": 0.125}, (6.88, 2.4)),
     ("rope_today.draw_xpos_decay", {"scale_base": 4096}, (6.88, 3.2)),
-    ("rope_today.draw_axial_angles", {"pair": 15}, (4.6, 3.6)),
+    ("rope_today.draw_axial_angles", {"pair": 15}, (6.88, 3.6)),
     ("rope_today.draw_mrope_ids", {}, (6.4, 3.0)),
-    ("rope_today.draw_mrope_sections", {"temporal": 8}, (6.4, 4.2)),
+    ("rope_today.draw_mrope_sections", {"temporal": 8}, (6.88, 4.2)),
     ("learned_biases.draw_kerple_kernel", {"kernel": "power", "r1": 0.25, "r2": 0.25},
      (6.88, 3.2)),
     ("learned_biases.draw_fire_normalized", {"c": 0.001, "threshold": 512}, (7.2, 3.0)),
     ("fire_fit", {"target": "T5-like", "steps": 500}, (6.88, 3.2)),
-    ("learned_biases.draw_cope_positions", {"counting": "sentences", "query": 15}, (6.4, 3.2)),
+    ("learned_biases.draw_cope_positions", {"counting": "sentences", "query": 15}, (6.88, 3.2)),
 ]
 
 
