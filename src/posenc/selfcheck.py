@@ -345,19 +345,19 @@ def _rope_today() -> list[dict]:
                 "The factor is ζᵢ^((m − n)/γ) with ζᵢ = (2i/d + 0.4)/1.4."),
         _mc("Why does DeepSeek-V2's multi-head latent attention keep RoPE on a separate "
             "small slice instead of rotating the keys rebuilt from its compressed cache?",
-            "The rotation would sit between the query and W^UK and change with the key's "
-            "position, so W^UK could no longer be absorbed into the query",
-            {"RoPE cannot rotate vectors of size d_c": "RoPE rotates any even-sized vector; "
+            "The rotation would sit between the query and Wᵁᴷ and change with the key's "
+            "position, so Wᵁᴷ could no longer be absorbed into the query",
+            {"RoPE cannot rotate the latent vectors": "RoPE rotates any even-sized vector; "
                                                       "the problem is where the rotation "
                                                       "sits in the product.",
              "To save compute at training time": "The reason is the cache at inference: "
                                                  "without absorption every key must be "
                                                  "rebuilt from the latent.",
              "Because RoPE makes the cache larger": "Rotating a key does not change its "
-                                                    "size; the decoupled slice adds d_R "
-                                                    "numbers per token."},
-            "q·R_(n−m)·W^UK·c_n has a position-dependent matrix in the middle; the decoupled "
-            "slice q^R·k^R carries position, and the content part absorbs as before."),
+                                                    "size; the decoupled slice adds one small "
+                                                    "rotated key per token."},
+            "q·R(n−m)·Wᵁᴷ·cₙ has a position-dependent matrix in the middle; the decoupled "
+            "slice qᴿ·kᴿ carries position, and the content part absorbs as before."),
     ]
 
 
