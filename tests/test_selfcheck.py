@@ -43,20 +43,53 @@ def test_numeric_answers_match_the_formulas():
     assert correct_answer(questions("03_learned")[0]) == 512 * 768
 
 
+def test_numeric_answers_of_the_later_chapters_match_the_formulas():
+    # the chapters' formulas written out here, independent of posenc
+    today, grid, biases = (questions(c) for c in
+                           ("10_rope_today", "11_rope_2d_3d", "12_learned_biases"))
+    theta = 500000.0 ** (-np.arange(0, 128, 2) / 128)
+    assert correct_answer(today[0]) == float((4096 * theta < 2 * math.pi).sum())
+    assert correct_answer(today[2]) == pytest.approx(round((0.4 / 1.4) ** 2, 3))
+    assert correct_answer(grid[0]) == pytest.approx(round(100 ** (-12 / 32), 3))
+    assert correct_answer(grid[2]) == 5 + max(4, 6)  # the image starts at 5 and uses max(h, w)
+    assert correct_answer(biases[1]) == pytest.approx(round(-math.log(100), 2))
+    fire = math.log(0.1 * 100 + 1) / math.log(0.1 * 512 + 1)  # below L: normalised by psi(L)
+    assert correct_answer(biases[2]) == pytest.approx(round(fire, 2))
+    assert correct_answer(biases[3]) == 2  # the stops at 3 and 9 both lie in keys 1..9
+
+
+def test_every_chapter_of_the_book_has_questions():
+    from pathlib import Path
+
+    book = Path(__file__).resolve().parents[1] / "book"
+    assert sorted(CHAPTERS) == sorted(p.stem for p in book.glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_chapter_8_questions_stay_right_after_a_reader_registers_a_method():
+    # chapter 8 registers a method of its own before its questions are shown
+    import torch
+
+    from posenc.nn import PositionEncoding, register_position, unregister_position
+
+    class FixedLogBias(PositionEncoding):  # no learned parameters, like the chapter's
+        def __init__(self, spec):
+            super().__init__()
+
+        def score_bias(self, q, k):
+            i, j = torch.arange(q.shape[-2]), torch.arange(k.shape[-2])
+            return -torch.log1p((i[:, None] - j[None, :]).abs().to(q.dtype))
+
+    before = correct_answer(questions("08_side_by_side")[0])
+    register_position("free_test_method", FixedLogBias, label="a test", color="#999999",
+                      replace=True)
+    try:
+        assert correct_answer(questions("08_side_by_side")[0]) == before
+    finally:
+        unregister_position("free_test_method")
+    assert before == "sinusoidal, RoPE, ALiBi"  # the three formulas among the six methods
+
+
 def test_unknown_chapter():
     with pytest.raises(ValueError, match="chapter must be one of"):
         questions("10_nope")
 
-
-def test_chapter_8_questions_ignore_a_method_the_reader_registered():
-    """Chapter 8's exercise registers a reader's own method before its questions run."""
-    from test_positions import register_log_distance
-
-    from posenc.nn import unregister_position
-
-    before = questions("08_side_by_side")
-    register_log_distance()
-    try:
-        assert questions("08_side_by_side") == before
-    finally:
-        unregister_position("logdist")

@@ -300,6 +300,158 @@ def _extrapolation() -> list[dict]:
     ]
 
 
+def _rope_today() -> list[dict]:
+    from .rope import rope_frequencies, xpos_zeta
+    from .scaling import rope_scaling_frequencies
+
+    slow = [int((4096 * rope_frequencies(128, b) < 2 * np.pi).sum()) for b in (1e4, 5e5)]
+    assert slow[1] > slow[0]
+    zeta0 = float(xpos_zeta(64)[0])
+    factor = zeta0 ** (1024 / 512)
+    p_rope, _ = rope_scaling_frequencies("proportional", 64, partial_rotary_factor=0.25)
+    turning = np.flatnonzero(p_rope)
+    partial_slowest = float(rope_frequencies(2 * len(turning))[-1])  # a head of 16 features
+    assert np.array_equal(p_rope[turning], rope_frequencies(64)[turning])
+    assert float(p_rope[turning[-1]]) > partial_slowest
+    return [
+        _number("head_dim = 128: Llama 3 trains with base 500000 instead of 10000. How many "
+                "of the 64 pairs now turn less than once within 4096 tokens?",
+                float(slow[1]), 0.5,
+                f"{slow[1]} pairs have a wavelength 2π·base^(2i/128) longer than 4096 tokens "
+                f"(with base 10000: {slow[0]}). Their angles never wrap within the context.",
+                "Pair i turns by 4096·θᵢ with θᵢ = base^(−2i/128); count the pairs where that "
+                "stays below 2π."),
+        _mc("A 64-wide head, fraction 1/4: partial RoPE and p-RoPE both rotate "
+            f"{len(turning)} pairs and leave the rest alone. What is the difference?",
+            "p-RoPE keeps the head's fastest frequencies; partial RoPE spreads a whole "
+            "frequency ladder over its pairs",
+            {"Partial RoPE rotates more features": f"Both move {2 * len(turning)} of the 64 "
+                                                   "features.",
+             "p-RoPE's score depends on the absolute positions": "Both are relative: the "
+                                                                "score at distance 5 is the "
+                                                                "same wherever it sits.",
+             "There is none: they are two names for one method": "They pick different "
+                                                                 "frequencies for the "
+                                                                 "rotated pairs."},
+            f"Partial RoPE treats its {2 * len(turning)} features as a head of that size "
+            f"(slowest pair {partial_slowest:.1e} rad/token); p-RoPE keeps base^(−2i/64) for "
+            f"pairs 0 to {turning[-1]} (slowest {p_rope[turning[-1]]:.2f} rad/token) and zeroes "
+            "the slow end."),
+        _number("xPos, head_dim = 64, scale_base γ = 512: by what factor is pair 0's share of "
+                "q·k multiplied for a key 1024 tokens back? Give 3 decimals.",
+                round(factor, 3), 0.0005 + 1e-9,
+                f"ζ₀ = 0.4/1.4 ≈ {zeta0:.4f}, and ζ₀^(1024/512) = ζ₀² ≈ {factor:.4f}: the "
+                "fastest pair decays most.",
+                "The factor is ζᵢ^((m − n)/γ) with ζᵢ = (2i/d + 0.4)/1.4."),
+        _mc("Why does DeepSeek-V2's multi-head latent attention keep RoPE on a separate "
+            "small slice instead of rotating the keys rebuilt from its compressed cache?",
+            "The rotation would sit between the query and Wᵁᴷ and change with the key's "
+            "position, so Wᵁᴷ could no longer be absorbed into the query",
+            {"RoPE cannot rotate the latent vectors": "RoPE rotates any even-sized vector; "
+                                                      "the problem is where the rotation "
+                                                      "sits in the product.",
+             "To save compute at training time": "The reason is the cache at inference: "
+                                                 "without absorption every key must be "
+                                                 "rebuilt from the latent.",
+             "Because RoPE makes the cache larger": "Rotating a key does not change its "
+                                                    "size; the decoupled slice adds one small "
+                                                    "rotated key per token."},
+            "q·R(n−m)·Wᵁᴷ·cₙ has a position-dependent matrix in the middle; the decoupled "
+            "slice qᴿ·kᴿ carries position, and the content part absorbs as before."),
+    ]
+
+
+def _rope_2d_3d() -> list[dict]:
+    from .rope import apply_rope, axial_rope_angles, mrope_position_ids
+
+    angles = axial_rope_angles(np.array([0, 1]), np.array([0, 0]), 32)  # one row down
+    row_turn = float(angles[1, 11] - angles[0, 11])
+    segments = (5, (1, 4, 6), 2)
+    ids = mrope_position_ids(segments)
+    after = int(ids[0, 5 + 24])
+    assert (ids[:, 5 + 24] == after).all()
+    q, k = np.random.default_rng(0).standard_normal((2, 1, 32)).repeat(36, axis=1)
+    q, k = apply_rope(q, np.arange(36)), apply_rope(k, np.arange(36))
+    assert np.isclose(q[1] @ k[0], q[6] @ k[5])  # 1-D RoPE: the same relation
+    return [
+        _number("Axial 2-D RoPE, head size 32, base 100: pairs 0–7 follow the column and 8–15 "
+                "the row. By how many radians does pair 11 turn from one row to the next? "
+                "Give 3 decimals.",
+                round(row_turn, 3), 0.0005 + 1e-9,
+                f"Pair 11 is row pair 3, with frequency f₃ = 100^(−4·3/32) ≈ {row_turn:.4f} "
+                "rad per row.",
+                "Pair 8 + i turns by row·fᵢ with fᵢ = 100^(−4i/head_dim)."),
+        _mc("A 6×6 grid of patches is flattened row by row and given 1-D RoPE. How does it "
+            "see patch 6 (first of row 1) against patch 5 (last of row 0)?",
+            "Exactly like two neighbours in a row: one position apart",
+            {"As a patch one row down and five columns left": "That is what 2-D RoPE sees; "
+                                                              "the flat sequence only knows "
+                                                              "6 − 5 = 1.",
+             "As very far apart": "In the flat sequence they are adjacent."},
+            "1-D RoPE sees offset 1 for both pairs; axial RoPE gives (Δrow, Δcol) = (1, −5) "
+            "its own angles."),
+        _number("Qwen2-VL's M-RoPE: 5 text tokens (ids 0–4), then an image of 1×4×6 merged "
+                "patches, then text. What id does the first text token after the image get?",
+                float(after), 0.5,
+                f"The image starts at id 5; its ids reach 5 + max(4, 6) − 1 = {after - 1}, so "
+                f"the text resumes at {after}. An image costs max(h, w) ids, not h·w.",
+                "An image starting at id s gives patch (r, c) the ids (s, s + r, s + c); text "
+                "counts on from the largest id so far."),
+        _mc("Why does M-RoPE give each text token the same id on all three axes?",
+            "So that text gets exactly plain RoPE, whatever the sections",
+            {"To save memory": "Three equal ids take as much memory as three different ones.",
+             "Because text has no position": "Text has a position: the shared id, which "
+                                             "grows token by token."},
+            "With equal ids every pair turns by the same position, as in 1-D RoPE: a model "
+            "trained on text loses nothing when the image axes are added."),
+    ]
+
+
+def _learned_biases() -> list[dict]:
+    from .alibi import alibi_slopes
+    from .learned_bias import cope_positions, fire_normalized_distance, kerple_log, kerple_power
+
+    m = float(alibi_slopes(8)[2])
+    assert kerple_power(7.0, m, 1.0) == -m * 7
+    log_bias = float(kerple_log(99.0, 1.0, 1.0))
+    line = float(kerple_power(99.0, 0.5, 1.0))  # ALiBi with slope 1/2
+    fire_in = float(fire_normalized_distance(100.0, 100.0, 0.1, 512.0))
+    gates = np.zeros((10, 10))
+    gates[9, [3, 9]] = 1.0  # query 9 opens its gates on the full stops at 3 and 9
+    cope_p = float(cope_positions(gates)[9, 1])
+    return [
+        _mc(f"Which KERPLE setting gives exactly ALiBi's bias for a head with slope m = {m:g}?",
+            f"The power kernel with r₁ = {m:g}, r₂ = 1",
+            {f"The log kernel with r₁ = {m:g}, r₂ = 1": "The log kernel bends: "
+                                                        "−r₁·log(1 + r₂·d) is no line.",
+             f"The power kernel with r₁ = 1, r₂ = {m:g}": "r₂ is the exponent; a line needs "
+                                                          "exponent 1 and the slope in r₁.",
+             "None: KERPLE cannot express ALiBi": "The power kernel −r₁·d^r₂ is a line when "
+                                                  "r₂ = 1."},
+            "−r₁·d^r₂ with r₂ = 1 is −m·d, ALiBi's line (as long as the clamp lets r₁ be that "
+            "small)."),
+        _number("KERPLE's log kernel with r₁ = r₂ = 1: what bias does a key 99 tokens back "
+                "get? Give 2 decimals.",
+                round(log_bias, 2), 0.005 + 1e-9,
+                f"−log(1 + 99) = −log 100 ≈ −{-log_bias:.3f}; ALiBi with slope 1/2 would "
+                f"give −{-line:g}.",
+                "The log kernel's bias is −r₁·log(1 + r₂·d), natural logarithm."),
+        _number("FIRE with c = 0.1 and threshold L = 512: query at position 100, key at "
+                "position 0. What input does the MLP get? Give 2 decimals.",
+                round(fire_in, 2), 0.005 + 1e-9,
+                f"The query is below L, so the denominator is ψ(512): "
+                f"log(0.1·100 + 1) / log(0.1·512 + 1) ≈ {fire_in:.3f}, not 1.",
+                "The input is ψ(i − j)/ψ(max(L, i)) with ψ(x) = log(c·x + 1)."),
+        _number("CoPE: query 9's gates are 1 on the full stops at positions 3 and 9 (the "
+                "query ends a sentence) and 0 on every other key. What is the position "
+                "p of key 1?",
+                cope_p, 1e-6,
+                f"p = g₁ + g₂ + … + g₉ counts the open gates from key 1 to the query: "
+                f"{cope_p:g}, so key 1 is two sentences back.",
+                "p_ij is the sum of the query's gates over keys j to i."),
+    ]
+
+
 #: Chapter (notebook name without .ipynb) -> its question builder.
 CHAPTERS = {
     "01_why_order": _why_order,
@@ -311,6 +463,9 @@ CHAPTERS = {
     "07_relative": _relative,
     "08_side_by_side": _side_by_side,
     "09_extrapolation": _extrapolation,
+    "10_rope_today": _rope_today,
+    "11_rope_2d_3d": _rope_2d_3d,
+    "12_learned_biases": _learned_biases,
 }
 
 #: jupyterquiz colours with text contrast of at least 4.5:1 (WCAG AA) on both themes.

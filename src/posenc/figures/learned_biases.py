@@ -84,7 +84,7 @@ def draw_fire_normalized(fig, c: float, threshold: int, queries=(32, 64, 128, 25
     axes[0].set(xlabel="distance i − j", ylabel="normalised distance", xlim=(0, max(queries)),
                 ylim=(0, 1.05))
     axes[1].set(xlabel="relative distance (i − j) / i", xlim=(0, 1))
-    axes[0].legend(fontsize=7, frameon=False, loc="lower right")
+    axes[0].legend(fontsize=8, frameon=False, loc="lower right")
     fig.suptitle(f"FIRE: ψ(i − j) / ψ(max(L, i)), c = {format_value(c)}, L = {threshold}"
                  " (dotted: i < L)", fontsize=10)
 

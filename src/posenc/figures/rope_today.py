@@ -54,7 +54,7 @@ def draw_base_wavelengths(fig, base: float, head_dim: int = 128,
                 label=f"{slow.sum()} pairs turn < once in {longest}")
     for n, c in enumerate(contexts):
         ax.axhline(c, color="#555555", ls=":", lw=1)
-        ax.text(head_dim // 2 - 1 - 7 * n, c * 1.2, f"{c}", fontsize=7.5, color="#555555",
+        ax.text(head_dim // 2 - 1 - 7 * n, c * 1.2, f"{c}", fontsize=8, color="#555555",
                 ha="right")
     ax.set(xlabel=f"pair i (head_dim {head_dim})", ylabel="wavelength (tokens per turn)",
            ylim=(3, 3e8), xlim=(0, head_dim // 2 - 1),
@@ -122,7 +122,7 @@ def draw_xpos_decay(fig, scale_base: float, head_dim: int = 64, max_distance: in
     ax.axhline(1, color="#555555", lw=0.8)
     ax.set(xlabel="distance r = query − key (tokens)", ylabel="factor on the score",
            ylim=(1e-3, 1e3), title=f"xPos decay, scale_base {scale_base:g}")
-    ax.legend(fontsize=7.5, frameon=False, loc="upper right")
+    ax.legend(fontsize=8, frameon=False, loc="upper right")
     return ax
 
 
