@@ -439,6 +439,18 @@ def mrope_angles(positions, head_dim: int, *, sections, base: float = 10000.0) -
     return chosen * rope_frequencies(head_dim, base)
 
 
+def _check_angles_fit(x, angles, name: str, shape: str, broadcast: str, got) -> None:
+    """Raise a ValueError naming ``name`` unless ``angles[..., :-1]`` broadcasts to ``x``'s."""
+    lead = tuple(int(s) for s in x.shape[:-1])
+    try:
+        fits = np.broadcast_shapes(angles.shape[:-1], lead) == lead
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{name} must have shape {shape.format(seq=lead[-1])} or {broadcast} "
+                         f"broadcasting to x.shape[:-1] = {lead}; got {tuple(got)}")
+
+
 def apply_mrope(x, positions, *, sections, base: float = 10000.0):
     """Multimodal RoPE of Qwen2-VL (Wang et al., 2024), half layout as Hugging Face's.
 
@@ -452,14 +464,7 @@ def apply_mrope(x, positions, *, sections, base: float = 10000.0):
     _check_x(x)
     pos = np.asarray(to_numpy(positions))
     angles = mrope_angles(pos, int(x.shape[-1]), sections=sections, base=base)
-    lead = tuple(int(s) for s in x.shape[:-1])
-    try:
-        ok = np.broadcast_shapes(angles.shape[:-1], lead) == lead
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(f"positions must have shape (3, {lead[-1]}) or (3, ...) broadcasting "
-                         f"to x.shape[:-1] = {lead}; got {pos.shape}")
+    _check_angles_fit(x, angles, "positions", "(3, {seq})", "(3, ...)", pos.shape)
     return _rotate(x, angles, "half")
 
 
@@ -528,12 +533,6 @@ def apply_axial_rope(x, rows, cols, *, base: float = 100.0):
     """
     _check_x(x)
     angles = axial_rope_angles(rows, cols, int(x.shape[-1]), base=base)
-    lead = tuple(int(s) for s in x.shape[:-1])
-    try:
-        ok = np.broadcast_shapes(angles.shape[:-1], lead) == lead
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(f"rows and cols must have shape ({lead[-1]},) or broadcast to "
-                         f"x.shape[:-1] = {lead}; got {angles.shape[:-1]}")
+    _check_angles_fit(x, angles, "rows and cols", "({seq},)", "a shape",
+                      angles.shape[:-1])
     return _rotate(x, angles, "interleaved")
