@@ -37,8 +37,8 @@ from sitecheck import (  # noqa: E402
     JS_SLIDERS,
     JS_WIDGETS_SETTLED,
     SITE,
+    chromium,
     content_pages,
-    launch,
     serve,
 )
 
@@ -66,11 +66,8 @@ def build_times() -> dict:
 
 
 def page_weights_and_latency() -> dict:
-    from playwright.sync_api import sync_playwright
-
     pages = {}
-    with sync_playwright() as p:
-        browser = launch(p)
+    with chromium() as browser:
         for compress in (True, False):
             with serve(SITE, compress=compress) as base:
                 for path in content_pages():
@@ -110,7 +107,6 @@ def page_weights_and_latency() -> dict:
                         entry["slider_ms_median"] = (round(statistics.median(latencies), 1)
                                                      if latencies else None)
                     context.close()
-        browser.close()
     html_bytes = {path: (SITE / path).stat().st_size for path in pages}
     for path, entry in pages.items():
         entry["html_bytes"] = html_bytes[path]

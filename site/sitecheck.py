@@ -71,8 +71,17 @@ def serve(root: Path = SITE, *, compress: bool = True):
         server.server_close()
 
 
-def launch(playwright):
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+@contextlib.contextmanager
+def chromium():
+    """Debian's Chromium under Playwright, with the flags above; closed on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 def content_pages(root: Path = SITE) -> list[str]:

@@ -6,7 +6,7 @@ import pytest
 # the helpers live in site/ so that benchmarks/bench_site.py uses them without test code
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site"))
 
-from sitecheck import SCREENSHOTS, SITE, content_pages, launch, serve  # noqa: E402
+from sitecheck import SCREENSHOTS, SITE, chromium, content_pages, serve  # noqa: E402
 
 if not (SITE / "index.html").exists():
     raise pytest.UsageError(f"{SITE} has no built site: run `make book` before the browser tests")
@@ -20,12 +20,8 @@ def base_url():
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch(p)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
 sys.path.insert(0, str(ROOT / "site"))  # the browser helpers shared with tests/browser
-from sitecheck import launch  # noqa: E402
+from sitecheck import chromium  # noqa: E402
 
 TOKEN = "posenc-test"
 
@@ -83,9 +83,5 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch(p)
+    with chromium() as b:
         yield b
-        b.close()
