@@ -55,7 +55,7 @@ def test_corpus_files_exist_and_do_not_overlap():
     corpus = load_stdlib_corpus()
     assert not set(TRAIN_FILES) & set(HELDOUT_FILES)
     assert corpus.info["train_bytes"] == len(corpus.train) > 1_000_000
-    assert corpus.info["heldout_bytes"] == len(corpus.heldout) >= PRESETS["full"].eval_tokens + 1
+    assert corpus.info["heldout_bytes"] == len(corpus.heldout) >= PRESETS["text"].eval_tokens + 1
     assert corpus.train.dtype == np.uint8
     assert len(corpus.info["train_sha256"]) == 64
 
@@ -125,7 +125,7 @@ def test_learning_rate_schedule():
 
 
 def test_rope_pi_divides_every_frequency_by_the_length_ratio():
-    config = PRESETS["full"]
+    config = PRESETS["text"]
     head_dim = config.d_model // config.num_heads
     for mult in config.eval_multipliers:
         got = rope_pi_frequencies(config, mult * config.train_length)
@@ -144,14 +144,14 @@ def test_config_rejects_bad_values(bad):
 
 
 def test_config_round_trips_through_json():
-    config = PRESETS["small"]
+    config = PRESETS["text-small"]
     again = ExtrapolationConfig.from_dict(json.loads(json.dumps(config.to_dict())))
     assert again == config and config_hash(again) == config_hash(config)
     assert config_hash(dataclasses.replace(config, seed=1)) != config_hash(config)
 
 
 def test_variants_list_derived_ones_after_their_source():
-    assert PRESETS["full"].variants == ("none", "sinusoidal", "learned", "learned_interp",
+    assert PRESETS["text"].variants == ("none", "sinusoidal", "learned", "learned_interp",
                                         "rope", "rope_pi", "alibi", "t5")
 
 
@@ -219,7 +219,7 @@ def committed():
 
 def test_committed_results_come_from_the_current_default_config(committed):
     """If this fails, the defaults changed: rerun the full experiment (see the chapter)."""
-    full = PRESETS["full"]
+    full = PRESETS["text"]
     assert committed["config"] == full.to_dict()
     assert committed["config_hash"] == config_hash(full)
     assert list(committed["variants"]) == list(full.variants)
@@ -240,7 +240,7 @@ def test_committed_results_come_from_the_current_default_config(committed):
 def test_committed_side_runs_match_their_documented_commands(name, changes):
     """results/extrapolation_results_<name>.json: the full defaults with the chapter's options."""
     side = load_results(f"extrapolation_results_{name}.json")
-    expected = dataclasses.replace(PRESETS["full"], **changes)
+    expected = dataclasses.replace(PRESETS["text"], **changes)
     assert side["config"] == expected.to_dict()
     assert list(side["variants"]) == list(expected.variants)
 

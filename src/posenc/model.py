@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validation import check_base, check_choice, check_frequencies, check_int
+from ._validation import check_base, check_choice, check_float, check_frequencies, check_int
 from .nn import (
     AttentionSpec,
     LearnedPositionalEmbedding,
@@ -231,17 +231,21 @@ class TinyLM(nn.Module):
         return [b.attn.encoding for b in self.blocks
                 if isinstance(b.attn.encoding, RotaryEmbedding)]
 
-    def set_rope_frequencies(self, frequencies=None) -> None:
+    def set_rope_frequencies(self, frequencies=None, attention_factor: float = 1.0) -> None:
         """Use ``frequencies`` (``[head_dim // 2]``, e.g. Position Interpolation's
-        ``theta / s``) in every block from now on; ``None`` restores ``base ** (-2i/d)``."""
+        ``theta / s``) in every block from now on; ``None`` restores ``base ** (-2i/d)``.
+        ``attention_factor`` multiplies the rotated queries and keys (YaRN's; 1 for the
+        others), as :func:`posenc.scaling.rope_scaling_frequencies` returns it."""
         rotaries = self.rotary_embeddings()
         if not rotaries:
             raise ValueError(f"set_rope_frequencies needs position='rope', got "
                              f"{self.config.position!r}")
         if frequencies is not None:
             frequencies = check_frequencies(frequencies, self.config.head_dim // 2)
+        attention_factor = check_float("attention_factor", attention_factor, greater_than=0.0)
         for rotary in rotaries:
             rotary.frequencies = frequencies
+            rotary.attention_factor = attention_factor
 
     def num_parameters(self) -> int:
         """Trainable parameters, each shared tensor counted once."""

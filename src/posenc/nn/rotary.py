@@ -92,6 +92,9 @@ class RotaryEmbedding(PositionEncoding):
         self.register_buffer("_sin", torch.empty(0, head_dim // 2, dtype=torch.float64),
                              persistent=False)
         self.frequencies = frequencies
+        #: Multiplies the rotated queries and keys (YaRN's attention factor, applied as
+        #: Hugging Face applies it, to cos and sin: the scores scale by its square).
+        self.attention_factor = 1.0
 
     @property
     def frequencies(self) -> np.ndarray:
@@ -139,6 +142,8 @@ class RotaryEmbedding(PositionEncoding):
         return rotate(x, cos, sin, self.layout)
 
     def rotate(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.attention_factor != 1.0:
+            return self(q) * self.attention_factor, self(k) * self.attention_factor
         return self(q), self(k)
 
 

@@ -1,4 +1,4 @@
-"""The command line: ``python -m posenc.experiments.extrapolation [--preset small] ...``."""
+"""The command line: ``python -m posenc.experiments.extrapolation [--preset main] ...``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,22 @@ from pathlib import Path
 
 from ...nn import POSITION_METHODS
 from .config import PRESETS, ExtrapolationConfig
+
+#: What ``--help`` says about the presets (timings: benchmarks/README.md).
+PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --preset NAME):
+  text        chapter 9's committed run: 6 methods, text only, L_train=128, 1000 steps
+              (about 13 min, 1 thread)
+  text-small  chapter 9's live run (seconds)
+  main        chapter 13: every registered method for text (and RoPE with NoPE
+              layers), text + key-value retrieval, L_train=64, 1 seed (<= 20 min, --jobs 2)
+  full        main with 3 seeds, plus RoPE fine-tuned at 4x L_train with no scaling,
+              PI, NTK-aware and YaRN (<= 60 min, --jobs 2)
+  small       chapter 13's live run (<= 30 s)
+
+The committed results: src/posenc/results/<preset>.json, made with
+  python -m posenc.experiments.extrapolation --preset NAME --jobs 2 \\
+      --output src/posenc/results/NAME.json
+(chapter 9's text run is extrapolation_results.json)."""
 from .run import format_summary, run_experiment
 
 __all__ = ["main"]
@@ -21,31 +37,42 @@ def _as_text(value) -> str:
 
 def _comma_list(kind):
     def convert(text: str) -> tuple:
-        return tuple(kind(item) for item in text.split(","))
+        return tuple(kind(item) for item in text.split(",") if item)  # "" -> ()
     return convert
 
 
 def _parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m posenc.experiments.extrapolation",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Train a tiny byte-level LM per position encoding at one length and "
-                    "evaluate it at 1x..8x that length (Press et al., 2022, scaled down).")
-    parser.add_argument("--preset", choices=sorted(PRESETS), default="full",
-                        help="starting configuration (default: full); options below override it")
+                    "evaluate it at 1x..8x that length (Press et al., 2022, scaled down):\n"
+                    "held-out loss and, with the long-context presets, retrieval accuracy.",
+        epilog=PRESET_HELP)
+    parser.add_argument("--preset", choices=list(PRESETS), default="main",
+                        help="starting configuration (default: main; see below); the options "
+                             "below override it")
     helps = {"encodings": f"comma-separated subset of {','.join(POSITION_METHODS)}",
              "eval_multipliers": "comma-separated, increasing, starting at 1 (e.g. 1,2,4,8)",
              "train_length": "training length L_train in bytes",
              "steps": "training steps per encoding", "batch_size": "windows per step",
              "eval_tokens": "held-out bytes evaluated at each length"}
     for field in dataclasses.fields(ExtrapolationConfig):
-        default = getattr(PRESETS["full"], field.name)
-        convert = _comma_list(type(default[0])) if isinstance(default, tuple) else type(default)
+        default = getattr(PRESETS["main"], field.name)
+        if isinstance(default, tuple):
+            convert = _comma_list(int if "int" in str(field.type) else str)
+        else:
+            convert = type(default)
         parser.add_argument("--" + field.name.replace("_", "-"), type=convert,
                             help=f"{helps.get(field.name, field.name.replace('_', ' '))} "
-                                 f"(full: {_as_text(default)})")
+                                 f"(main: {_as_text(default)})")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch.set_num_threads (default 1: for models this small a "
                              "second thread gains little and, on a busy CPU, costs a lot)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="training runs at once, in worker processes of one thread each "
+                             "(default 1; 2 on a 2-core machine halves the wall time; the "
+                             "numbers do not change)")
     parser.add_argument("--output", default="extrapolation_results.json",
                         help="where to write the results JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -63,7 +90,8 @@ def main(argv=None) -> dict:
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(ExtrapolationConfig)
                  if getattr(args, f.name, None) is not None}
     config = dataclasses.replace(PRESETS[args.preset], **overrides)
-    results = run_experiment(config, threads=args.threads, progress=not args.no_progress)
+    results = run_experiment(config, threads=args.threads, progress=not args.no_progress,
+                             jobs=args.jobs, register=tuple(args.register))
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(results, indent=1) + "\n")

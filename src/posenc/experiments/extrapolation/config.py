@@ -13,22 +13,29 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..._validation import check_float, check_int
+from ..._validation import check_choice, check_float, check_int
 from ...model import TinyLMConfig
 from ...nn import POSITIONS, get_position
 
 __all__ = [
     "ENCODINGS",
+    "ALL_ENCODINGS",
+    "NOT_FOR_TEXT",
+    "FINETUNE_SCALINGS",
     "DERIVED_VARIANTS",
     "VARIANT_LABELS",
     "ExtrapolationConfig",
     "PRESETS",
     "config_hash",
     "variant_source",
+    "variant_label",
 ]
 
 #: The encodings trained by default: those of the ALiBi paper's comparison plus NoPE and learned.
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+
+#: Scalings the RoPE fine-tuning extension compares: none, PI, NTK-aware, YaRN.
+FINETUNE_SCALINGS = ("none", "linear", "ntk", "yarn")
 
 
 def _variants():
@@ -74,9 +81,27 @@ DERIVED_VARIANTS = _DerivedVariants()
 VARIANT_LABELS = _VariantLabels()
 
 
+_FINETUNE_LABELS = {"none": "no scaling", "linear": "PI", "ntk": "NTK-aware", "yarn": "YaRN"}
+
+
 def variant_source(variant: str) -> str:
     """The trained method a variant comes from (a method is its own source)."""
+    if variant.startswith("rope_ft_"):
+        return "rope"
+    if variant.endswith("_nope") and variant[:-5] in POSITIONS:
+        return variant[:-5]
     return DERIVED_VARIANTS.get(variant, variant)
+
+
+def variant_label(variant: str, config: ExtrapolationConfig | None = None) -> str:
+    """The printed label of any variant, including NoPE-layer twins and fine-tuned RoPE."""
+    config = ExtrapolationConfig() if config is None else config
+    if variant.startswith("rope_ft_"):
+        return (f"RoPE, fine-tuned at {config.finetune_multiplier}×, "
+                f"{_FINETUNE_LABELS[variant[len('rope_ft_'):]]}")
+    if variant.endswith("_nope") and variant[:-5] in POSITIONS:
+        return f"{VARIANT_LABELS[variant[:-5]]} + NoPE layers (1 in {config.nope_every})"
+    return VARIANT_LABELS[variant]
 
 
 @dataclass(frozen=True)
@@ -95,6 +120,25 @@ class ExtrapolationConfig:
     Evaluation: the first ``eval_tokens`` held-out bytes, split into non-overlapping
     windows of ``m * train_length`` for each ``m`` in ``eval_multipliers``.
     ``encodings`` may name any registered method (:data:`posenc.nn.POSITIONS`).
+
+    Seeds: every model is trained ``num_seeds`` times, with seeds ``seed, seed + 1, ...``
+    (initial weights and batch order); results give the mean and each seed's value.
+
+    Retrieval (:mod:`posenc.retrieval`; off when ``retrieval_batch_size`` is 0): each step
+    adds ``retrieval_batch_size`` key-value sequences of ``train_length`` bytes
+    (``retrieval_pairs`` pairs, ``retrieval_queries`` queries), their loss (on the answers
+    only) times ``retrieval_weight`` added to the text loss. Evaluated at every length on
+    held-out text with one query at the end and its answer at ``retrieval_distances``
+    distances, ``retrieval_per_distance`` sequences each.
+
+    NoPE layers: each method in ``nope_encodings`` is also trained with every
+    ``nope_every``-th block without position (Llama 4's interleaving; variant
+    ``<method>_nope``). Fine-tuning to extend (Chen et al., 2023; Peng et al., 2024): the
+    trained RoPE model is fine-tuned for ``finetune_steps`` steps at
+    ``finetune_multiplier * train_length`` (same bytes per step, peak learning rate times
+    ``finetune_lr_ratio``) once per scaling in ``finetune_scalings`` (``"none"`` or a
+    :data:`posenc.scaling.SCALING_METHODS` name, factor ``finetune_multiplier``); variant
+    ``rope_ft_<scaling>``. The defaults switch all three off.
     """
 
     encodings: tuple[str, ...] = ENCODINGS
@@ -118,10 +162,24 @@ class ExtrapolationConfig:
     eval_batch_size: int = 16
     seed: int = 0
     log_every: int = 25
+    num_seeds: int = 1
+    retrieval_batch_size: int = 0
+    retrieval_weight: float = 1.0
+    retrieval_pairs: int = 4
+    retrieval_queries: int = 4
+    retrieval_distances: int = 8
+    retrieval_per_distance: int = 32
+    nope_encodings: tuple[str, ...] = ()
+    nope_every: int = 4
+    finetune_scalings: tuple[str, ...] = ()
+    finetune_multiplier: int = 4
+    finetune_steps: int = 50
+    finetune_lr_ratio: float = 0.5
 
     def __post_init__(self):
         object.__setattr__(self, "encodings", tuple(self.encodings))
-        object.__setattr__(self, "eval_multipliers", tuple(self.eval_multipliers))
+        for name in ("eval_multipliers", "nope_encodings", "finetune_scalings"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         if not self.encodings or len(set(self.encodings)) != len(self.encodings):
             raise ValueError(f"encodings must be a non-empty list without repeats, "
                              f"got {self.encodings}")
@@ -144,6 +202,30 @@ class ExtrapolationConfig:
         check_float("min_lr_ratio", self.min_lr_ratio, at_least=0.0)
         check_float("grad_clip", self.grad_clip, greater_than=0.0)
         check_float("t5_bias_lr_scale", self.t5_bias_lr_scale, greater_than=0.0)
+        check_int("num_seeds", self.num_seeds)
+        check_int("retrieval_batch_size", self.retrieval_batch_size, minimum=0)
+        for name in ("retrieval_pairs", "retrieval_queries", "retrieval_distances",
+                     "retrieval_per_distance", "nope_every", "finetune_multiplier",
+                     "finetune_steps"):
+            check_int(name, getattr(self, name))
+        check_float("retrieval_weight", self.retrieval_weight, greater_than=0.0)
+        check_float("finetune_lr_ratio", self.finetune_lr_ratio, greater_than=0.0)
+        for encoding in self.nope_encodings:
+            if encoding not in self.encodings:
+                raise ValueError(f"nope_encodings: {encoding!r} is not in encodings "
+                                 f"{self.encodings}")
+            self.model_config(encoding, nope=True)
+        if self.finetune_scalings:
+            if "rope" not in self.encodings:
+                raise ValueError("finetune_scalings needs 'rope' in encodings")
+            for scaling in self.finetune_scalings:
+                check_choice("finetune_scalings", scaling, FINETUNE_SCALINGS)
+            if self.batch_size % self.finetune_multiplier or (
+                    self.retrieval_batch_size % self.finetune_multiplier):
+                raise ValueError(f"batch_size ({self.batch_size}) and retrieval_batch_size "
+                                 f"({self.retrieval_batch_size}) must be multiples of "
+                                 f"finetune_multiplier ({self.finetune_multiplier}): "
+                                 "fine-tuning keeps the bytes per step")
         if self.eval_tokens % self.max_eval_length:
             raise ValueError(f"eval_tokens ({self.eval_tokens}) must be a multiple of the "
                              f"longest evaluation length ({self.max_eval_length})")
@@ -159,17 +241,35 @@ class ExtrapolationConfig:
 
     @property
     def variants(self) -> tuple[str, ...]:
-        """Trained encodings, each followed by the evaluation-time variants derived from it."""
-        return tuple(name for encoding in self.encodings
-                     for name in (encoding, *(v.name for v in POSITIONS[encoding].variants)))
+        """Trained encodings, each followed by the evaluation-time variants derived from it,
+        its NoPE-layers twin (``<name>_nope``) and the fine-tuned RoPE models
+        (``rope_ft_<scaling>``) when the config asks for them."""
+        names = []
+        for encoding in self.encodings:
+            names += [encoding, *(v.name for v in POSITIONS[encoding].variants)]
+            if encoding in self.nope_encodings:
+                names.append(f"{encoding}_nope")
+            if encoding == "rope":
+                names += [f"rope_ft_{scaling}" for scaling in self.finetune_scalings]
+        return tuple(names)
 
-    def model_config(self, position: str) -> TinyLMConfig:
-        """The :class:`TinyLMConfig` trained for ``position``."""
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(range(self.seed, self.seed + self.num_seeds))
+
+    @property
+    def retrieval(self) -> bool:
+        """Whether the retrieval task is trained and evaluated."""
+        return self.retrieval_batch_size > 0
+
+    def model_config(self, position: str, *, nope: bool = False) -> TinyLMConfig:
+        """The :class:`TinyLMConfig` trained for ``position`` (``nope``: with NoPE layers)."""
         return TinyLMConfig(
             vocab_size=256, d_model=self.d_model, num_heads=self.num_heads,
             num_layers=self.num_layers, d_ff=self.d_ff, position=position,
             max_positions=self.train_length, base=self.base,
-            t5_num_buckets=self.t5_num_buckets, t5_max_distance=self.t5_max_distance)
+            t5_num_buckets=self.t5_num_buckets, t5_max_distance=self.t5_max_distance,
+            nope_every=self.nope_every if nope else 0)
 
     def to_dict(self) -> dict:
         """JSON-ready: tuples become lists."""
@@ -185,13 +285,50 @@ class ExtrapolationConfig:
         return dataclasses.replace(self, **changes)
 
 
-#: ``full``: the committed results (minutes). ``small``: the chapter's live run (seconds).
+#: Every registered method the long-context presets train; a method that lands later
+#: joins with one line here (a test checks each registered method is here or excluded).
+ALL_ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "shaw", "t5",
+                 "partial_rope", "p_rope", "xpos", "kerple_power", "kerple_log", "fire", "cope")
+
+#: Registered methods the text experiment leaves out, and why.
+NOT_FOR_TEXT = {
+    "axial_rope": "a 2-D method for image patches: on a 1-D byte sequence its grid (and so "
+                  "every position's angle) would change with the sequence length",
+}
+
+#: The long-context presets' model and task (chapter 13): every method, one learning rate
+#: for every parameter of every method (no method is tuned), text plus retrieval.
+_LONG = dict(
+    encodings=ALL_ENCODINGS, nope_encodings=("rope",), nope_every=4, train_length=64,
+    d_model=64, num_heads=4, num_layers=4, d_ff=256, t5_num_buckets=32, t5_max_distance=64,
+    t5_bias_lr_scale=1.0, steps=1000, batch_size=16, learning_rate=2e-3, warmup_steps=50,
+    eval_tokens=32768, retrieval_batch_size=16, retrieval_pairs=4, retrieval_queries=4,
+    retrieval_distances=8, retrieval_per_distance=32, log_every=50)
+
+#: The presets (``python -m posenc.experiments.extrapolation --preset NAME``):
+#:
+#: * ``text``: chapter 9's committed run, text only (Press et al.'s protocol; T5's bias
+#:   table at 10x the learning rate).
+#: * ``text-small``: chapter 9's live run (seconds).
+#: * ``main``: every method, text + retrieval, one seed (chapter 13; ≤ 20 min).
+#: * ``full``: ``main`` with 3 seeds, plus RoPE fine-tuned at 4x with no scaling, PI,
+#:   NTK-aware and YaRN (chapter 13's error bars; ≤ 60 min).
+#: * ``small``: chapter 13's live run (≤ 30 s).
 PRESETS = {
-    "full": ExtrapolationConfig(),
-    "small": ExtrapolationConfig(
+    "text": ExtrapolationConfig(),
+    "text-small": ExtrapolationConfig(
         encodings=("sinusoidal", "rope", "alibi"), train_length=32, d_model=32, num_heads=4,
         num_layers=2, d_ff=128, t5_num_buckets=16, t5_max_distance=32, steps=200,
         batch_size=16, learning_rate=5e-3, warmup_steps=20, eval_tokens=8192, log_every=10),
+    "main": ExtrapolationConfig(**_LONG),
+    "full": ExtrapolationConfig(**{**_LONG, "num_seeds": 3,
+                                   "finetune_scalings": FINETUNE_SCALINGS,
+                                   "finetune_steps": 50}),
+    "small": ExtrapolationConfig(**{
+        **_LONG, "encodings": ("rope", "alibi"), "nope_encodings": (), "train_length": 32,
+        "d_model": 32, "num_layers": 2, "d_ff": 128, "t5_max_distance": 32, "steps": 300,
+        "learning_rate": 5e-3, "warmup_steps": 20, "eval_tokens": 4096,
+        "retrieval_distances": 4, "retrieval_per_distance": 16, "log_every": 25}),
 }
 
 
