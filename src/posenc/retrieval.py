@@ -46,6 +46,7 @@ __all__ = [
     "evaluation_batch",
     "evaluation_distances",
     "check_answers",
+    "describe",
 ]
 
 #: The 8 key bytes (not ASCII, so never in the haystack).
@@ -138,13 +139,16 @@ def training_batch(text, batch_size: int, length: int, rng: np.random.Generator,
             seq[s], seq[s + 1] = key, value
             taken[s:s + 2] = True
             value_at[int(key)] = s + 1
+        queries = []
         for q in rng.choice(num_pairs, num_queries):
             s = int(rng.choice(_free_starts(taken, half, length - 1)))
             seq[s], seq[s + 1] = keys[q], values[q]
             taken[s:s + 2] = True
             target[s] = values[q]  # the logit at the query predicts the value
-            distance[s] = s - value_at[int(keys[q])]
-            value_at[int(keys[q])] = s + 1  # the most recent copy is the nearest answer
+            queries.append((s, int(keys[q])))
+        for s, key in sorted(queries):  # in order: an earlier query's copy is nearer
+            distance[s] = s - value_at[key]
+            value_at[key] = s + 1
         seqs.append(seq[:-1])
         targets.append(target)
         distances.append(distance)
@@ -237,3 +241,18 @@ def check_answers(batch: RetrievalBatch) -> None:
             assert t - value_pos == distance[t], f"distance at {t} is wrong"
             followers = {row[p + 1] for p in np.nonzero(row[:-1] == key)[0]}
             assert len(followers) == 1, f"key {key} has two values"
+
+
+def describe(row) -> str:
+    """A sequence as readable text: a key byte as ``⟨K3⟩``, a value byte as ``⟨3:07⟩``
+    (key 3's value 7), other bytes as themselves (newlines as ``⏎``)."""
+    out = []
+    for byte in np.asarray(row).tolist():
+        if byte in KEY_BYTES:
+            out.append(f"⟨K{byte - KEY_BYTES[0]}⟩")
+        elif byte >= VALUE_BYTES[0, 0]:
+            key, value = divmod(byte - int(VALUE_BYTES[0, 0]), VALUE_BYTES.shape[1])
+            out.append(f"⟨{key}:{value:02d}⟩")
+        else:
+            out.append("⏎" if byte == 10 else chr(byte))
+    return "".join(out)

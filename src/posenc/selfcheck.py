@@ -453,6 +453,37 @@ def _learned_biases() -> list[dict]:
 
 
 #: Chapter (notebook name without .ipynb) -> its question builder.
+def _long_context() -> list[dict]:
+    from .retrieval import VALUE_BYTES
+    from .scaling import yarn_attention_factor
+
+    chance = 100.0 / VALUE_BYTES.shape[1]
+    score_scale = yarn_attention_factor(4.0) ** 2
+    return [
+        _number("In the retrieval task every key has its own 15 values. What accuracy (in %) "
+                "does a model get that always answers with one of the query key's values, "
+                "picked at random?", round(chance, 1), 0.2,
+                f"1 in 15: {chance:.1f} %. Anything above that used the sequence.",
+                "Count the values a key can have; the model guesses uniformly among them."),
+        _mc("A model's held-out loss stays flat from 1× to 8× the training length, but its "
+            "retrieval accuracy falls to near chance at long distances. What is the most "
+            "likely reading?",
+            "It predicts well from nearby text and does not reach the far tokens",
+            {"It has learnt to use the whole window": "Then it would find the answer far "
+                                                      "back as well as near.",
+             "The retrieval test is broken at long lengths": "The same sequences score well "
+                                                            "for other models; the test is the "
+                                                            "same at every length."},
+            "Most next bytes are predictable from the last few dozen; flat loss says nothing "
+            "about the far ones, retrieval does (ALiBi's recency bias is the textbook case)."),
+        _number("YaRN at factor s = 4 multiplies the rotated queries and keys by "
+                "0.1·ln(s) + 1. By what factor are the attention scores multiplied? "
+                "(two decimals)", round(score_scale, 2), 0.011,
+                f"Both q and k are scaled, so the scores by (0.1·ln 4 + 1)² = {score_scale:.3f}.",
+                "q and k are both multiplied: square the factor."),
+    ]
+
+
 CHAPTERS = {
     "01_why_order": _why_order,
     "02_sinusoidal": _sinusoidal,
@@ -466,6 +497,7 @@ CHAPTERS = {
     "10_rope_today": _rope_today,
     "11_rope_2d_3d": _rope_2d_3d,
     "12_learned_biases": _learned_biases,
+    "13_long_context": _long_context,
 }
 
 #: jupyterquiz colours with text contrast of at least 4.5:1 (WCAG AA) on both themes.

@@ -1,0 +1,201 @@
+"""Figures and tables of chapter 13 (train short, test long, take two), drawn from a
+results dict of the long-context presets (:data:`~posenc.experiments.extrapolation.PRESETS`
+``main``/``full``/``small``, or a committed file).
+
+Error bars are the range over seeds (min to max); with one seed there are none. A
+difference is called *separated* when the two ranges do not overlap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .extrapolation import variant_color
+
+__all__ = ["LENGTH_MARKERS", "metric", "spread_text", "summary_markdown", "separated",
+           "separated_pairs", "draw_metric_rows", "draw_accuracy_by_distance",
+           "draw_loss_vs_retrieval", "draw_finetuning"]
+
+#: Marker and grey shade per evaluation multiple (1x darkest), for the row plots.
+LENGTH_MARKERS = (("o", "#1b1b1b"), ("s", "#555555"), ("D", "#8c8c8c"), ("^", "#b8b8b8"))
+
+_NAMES = {"loss": "loss (nats / byte)", "retrieval_accuracy": "retrieval accuracy"}
+
+
+def metric(results: dict, variant: str, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(mean, low, high)`` of ``key`` ("loss" or "retrieval_accuracy") per evaluation
+    length, each float ``[lengths]`` (NaN where not defined); low = high = mean for one seed."""
+    entry = results["variants"][variant]
+
+    def values(name):
+        return np.array([np.nan if v is None else v for v in entry[name]], dtype=np.float64)
+
+    mean = values(key)
+    if f"{key}_min" not in entry:
+        return mean, mean.copy(), mean.copy()
+    return mean, values(f"{key}_min"), values(f"{key}_max")
+
+
+def spread_text(mean: float, low: float, high: float, key: str) -> str:
+    """``"1.234 ±0.010"`` (loss) or ``"87.5% ±2.3"`` (accuracy, in points): the mean and
+    half the range over seeds; "—" where not defined."""
+    if np.isnan(mean):
+        return "—"
+    half = (high - low) / 2
+    if key == "retrieval_accuracy":
+        return f"{mean:.1%}" + (f" ±{100 * half:.1f}" if high > low else "")
+    return f"{mean:.3f}" + (f" ±{half:.3f}" if high > low else "")
+
+
+def summary_markdown(results: dict, key: str, variants=None) -> str:
+    """A Markdown table: one row per variant, one column per evaluation length, each cell
+    the mean ± half the seed range (:func:`spread_text`)."""
+    variants = list(results["variants"]) if variants is None else list(variants)
+    train = results["train_length"]
+    lengths = results["eval_lengths"]
+    head = "| method | " + " | ".join(f"{n // train}× ({n})" for n in lengths) + " |"
+    lines = [head, "|---" + "|---:" * len(lengths) + "|"]
+    for variant in variants:
+        cells = [spread_text(*(a[i] for a in metric(results, variant, key)), key)
+                 for i in range(len(lengths))]
+        lines.append(f"| {results['variants'][variant]['label']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def separated(results: dict, a: str, b: str, key: str, length_index: int) -> bool:
+    """Whether ``a`` and ``b`` differ by more than the spread: their seed ranges of ``key``
+    at evaluation length ``length_index`` do not overlap (False where either is undefined)."""
+    _, low_a, high_a = metric(results, a, key)
+    _, low_b, high_b = metric(results, b, key)
+    i = length_index
+    if np.isnan([low_a[i], low_b[i]]).any():
+        return False
+    return bool(high_a[i] < low_b[i] or high_b[i] < low_a[i])
+
+
+def separated_pairs(results: dict, key: str, length_index: int, variants=None):
+    """Every pair ``(better, worse)`` whose ranges at that length do not overlap (lower loss
+    or higher accuracy is better), in the order of ``variants``."""
+    variants = list(results["variants"]) if variants is None else list(variants)
+    sign = -1.0 if key == "loss" else 1.0
+    pairs = []
+    for i, a in enumerate(variants):
+        for b in variants[i + 1:]:
+            if separated(results, a, b, key, length_index):
+                mean_a = metric(results, a, key)[0][length_index]
+                mean_b = metric(results, b, key)[0][length_index]
+                pairs.append((a, b) if sign * mean_a > sign * mean_b else (b, a))
+    return pairs
+
+
+def draw_metric_rows(ax, results: dict, key: str, variants=None, *, order_by: int | None = -1,
+                     show_legend: bool = True) -> list[str]:
+    """One row per variant, a marker per evaluation length (1x dark ... 8x light) with the
+    seed range as a horizontal bar. Rows sorted by the value at evaluation length
+    ``order_by`` (best on top; ``None`` keeps the given order). Returns the row order."""
+    variants = list(results["variants"]) if variants is None else list(variants)
+    if order_by is not None:
+        sign = 1.0 if key == "loss" else -1.0
+
+        def rank(v):
+            value = metric(results, v, key)[0][order_by]
+            return np.inf if np.isnan(value) else sign * value
+        variants.sort(key=rank)
+    train = results["train_length"]
+    for row, variant in enumerate(variants):
+        mean, low, high = metric(results, variant, key)
+        y = len(variants) - 1 - row
+        ax.plot(mean, np.full_like(mean, y), color="#cccccc", lw=1, zorder=1)
+        for i, (marker, shade) in enumerate(LENGTH_MARKERS[:len(mean)]):
+            if np.isnan(mean[i]):
+                continue
+            ax.plot([low[i], high[i]], [y, y], color=shade, lw=2.2, zorder=2,
+                    solid_capstyle="butt")
+            ax.plot(mean[i], y, marker=marker, color=shade, ms=5.5, ls="none", zorder=3,
+                    mec="white", mew=0.6,
+                    label=f"{results['eval_lengths'][i] // train}× $L_{{train}}$"
+                    if row == 0 else None)
+    ax.set_yticks(range(len(variants)),
+                  [results["variants"][v]["label"] for v in reversed(variants)])
+    ax.set_ylim(-0.6, len(variants) - 0.4)
+    ax.set_xlabel(_NAMES[key])
+    ax.grid(axis="x", color="#e6e6e6", lw=0.8)
+    ax.set_axisbelow(True)
+    if key == "retrieval_accuracy":
+        ax.set_xlim(-0.02, 1.02)
+        ax.xaxis.set_major_formatter(lambda x, _: f"{x:.0%}")
+    if show_legend:
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(LENGTH_MARKERS),
+                  frameon=False, handletextpad=0.2, columnspacing=1.0)
+    return variants
+
+
+def draw_accuracy_by_distance(ax, results: dict, variants, *, length_index: int = -1) -> None:
+    """Retrieval accuracy against the answer's distance, at one evaluation length (default
+    the longest), one line per variant (mean over seeds), the training length marked."""
+    train = results["train_length"]
+    for variant in variants:
+        entry = results["variants"][variant]
+        distances = entry["retrieval_distances"][length_index]
+        accuracy = entry["retrieval_by_distance"][length_index]
+        if distances is None:
+            continue
+        ax.plot(distances, accuracy, marker="o", ms=3.5, lw=1.6, color=variant_color(variant),
+                ls=":" if variant.endswith("_nope") else "-", label=entry["label"])
+    ax.axvline(train, color="#555555", ls=":", lw=1.2)
+    ax.text(train, 0.02, " $L_{train}$", transform=ax.get_xaxis_transform(), va="bottom",
+            fontsize=9, color="#555555")
+    ax.set_ylim(-0.03, 1.03)
+    ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
+    ax.set_xlabel(f"distance from the query back to the answer (bytes), in windows of "
+                  f"{results['eval_lengths'][length_index]}")
+    ax.set_ylabel("retrieval accuracy")
+
+
+def draw_loss_vs_retrieval(ax, results: dict, variants=None, *, length_index: int = -1,
+                           annotate: bool = True) -> None:
+    """Each variant as a point: x its held-out loss, y its retrieval accuracy, both at one
+    evaluation length (default the longest), with the seed ranges as error bars. Two
+    rankings of the same models."""
+    variants = list(results["variants"]) if variants is None else list(variants)
+    i = length_index
+    for variant in variants:
+        loss, loss_low, loss_high = (a[i] for a in metric(results, variant, "loss"))
+        acc, acc_low, acc_high = (a[i] for a in metric(results, variant, "retrieval_accuracy"))
+        if np.isnan(loss) or np.isnan(acc):
+            continue
+        color = variant_color(variant)
+        ax.errorbar(loss, acc, xerr=[[loss - loss_low], [loss_high - loss]],
+                    yerr=[[acc - acc_low], [acc_high - acc]], fmt="o", ms=5, color=color,
+                    ecolor=color, elinewidth=1, capsize=0)
+        if annotate:
+            ax.annotate(results["variants"][variant]["label"], (loss, acc),
+                        xytext=(4, 3), textcoords="offset points", fontsize=8, color="#333333")
+    n = results["eval_lengths"][i] // results["train_length"]
+    ax.set_xlabel(f"held-out loss at {n}× (nats / byte; left is better)")
+    ax.set_ylabel(f"retrieval accuracy at {n}×")
+    ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
+
+
+def draw_finetuning(axes, results: dict, variants, *, length_index: int) -> None:
+    """Two panels (``axes`` a pair): held-out loss and retrieval accuracy at one evaluation
+    length for each variant, as horizontal bars with the seed range."""
+    labels = [results["variants"][v]["label"] for v in variants]
+    y = np.arange(len(variants))[::-1]
+    for ax, key in zip(axes, ("loss", "retrieval_accuracy"), strict=True):
+        for row, variant in zip(y, variants, strict=True):
+            mean, low, high = (a[length_index] for a in metric(results, variant, key))
+            ax.barh(row, mean, color=variant_color(variant),
+                    alpha=1.0 if variant.startswith("rope_ft_") else 0.45, height=0.7)
+            ax.plot([low, high], [row, row], color="#222222", lw=1.4)
+            text = spread_text(mean, low, high, key)
+            ax.text(mean, row, f" {text}", va="center", fontsize=8, color="#222222")
+        ax.set_xlabel(_NAMES[key])
+        ax.set_yticks(y, labels if ax is axes[0] else [""] * len(labels))
+        if key == "retrieval_accuracy":
+            ax.set_xlim(0, 1.3)
+            ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+            ax.xaxis.set_major_formatter(lambda x, _: f"{x:.0%}")
+        else:
+            ax.set_xlim(0, max(metric(results, v, "loss")[2][length_index]
+                               for v in variants) * 1.35)

@@ -1,0 +1,198 @@
+"""Train short, test long, take two (chapter 13): every registered method through the
+command line with the retrieval task, seeds, NoPE layers and RoPE fine-tuning; the
+presets; and the committed results against their configurations."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from posenc.experiments.extrapolation import (
+    ALL_ENCODINGS,
+    FINETUNE_SCALINGS,
+    NOT_FOR_TEXT,
+    PRESETS,
+    ExtrapolationConfig,
+    config_hash,
+    finetune_rope,
+    run_experiment,
+    scaled_rope_frequencies,
+    train_model,
+)
+from posenc.data import load_stdlib_corpus
+from posenc.nn import POSITIONS
+from posenc.results import load_results
+from posenc.scaling import rope_scaling_frequencies, yarn_attention_factor
+
+#: Every method at a size that runs in seconds: 2 seeds, retrieval, NoPE layers, fine-tuning.
+TINY = ["--encodings", ",".join(ALL_ENCODINGS), "--nope-encodings", "rope",
+        "--nope-every", "2", "--train-length", "16", "--d-model", "16", "--num-heads", "2",
+        "--num-layers", "2", "--d-ff", "32", "--t5-max-distance", "16", "--steps", "40",
+        "--batch-size", "8", "--retrieval-batch-size", "8", "--retrieval-pairs", "2",
+        "--retrieval-queries", "2", "--retrieval-distances", "2",
+        "--retrieval-per-distance", "4", "--eval-tokens", "1024", "--eval-batch-size", "8",
+        "--learning-rate", "1e-2", "--warmup-steps", "5", "--log-every", "10",
+        "--num-seeds", "2", "--finetune-scalings", ",".join(FINETUNE_SCALINGS),
+        "--finetune-steps", "4", "--finetune-multiplier", "2"]
+
+
+def test_every_registered_method_is_in_the_long_presets_or_excluded_with_a_reason():
+    for name in POSITIONS:
+        assert (name in ALL_ENCODINGS) != (name in NOT_FOR_TEXT), name
+    assert PRESETS["main"].encodings == PRESETS["full"].encodings == ALL_ENCODINGS
+    assert "rope_nope" in PRESETS["main"].variants
+    assert [v for v in PRESETS["full"].variants if v.startswith("rope_ft_")] == [
+        f"rope_ft_{s}" for s in FINETUNE_SCALINGS]
+
+
+def test_presets_share_one_learning_rate_for_every_method():
+    for name in ("main", "full", "small"):
+        config = PRESETS[name]
+        assert config.t5_bias_lr_scale == 1.0 and config.retrieval, name
+    assert PRESETS["full"].num_seeds == 3 and PRESETS["main"].num_seeds == 1
+    assert PRESETS["full"].finetune_steps / PRESETS["full"].steps <= 0.1  # a short fine-tune
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    out = tmp_path_factory.mktemp("long") / "results.json"
+    proc = subprocess.run([sys.executable, "-m", "posenc.experiments.extrapolation", *TINY,
+                           "--jobs", "2", "--no-progress", "--output", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text()), proc.stdout
+
+
+def test_the_command_line_runs_every_method_end_to_end(tiny):
+    results, stdout = tiny
+    assert "retrieval accuracy" in stdout and "loss (nats/byte)" in stdout
+    config = ExtrapolationConfig.from_dict(results["config"])
+    assert results["config_hash"] == config_hash(config)
+    assert list(results["variants"]) == list(config.variants)
+    assert results["seeds"] == [0, 1] and results["runtime"]["jobs"] == 2
+    for name, entry in results["variants"].items():
+        for key in ("loss", "retrieval_accuracy"):
+            values, low, high = entry[key], entry[f"{key}_min"], entry[f"{key}_max"]
+            assert len(values) == 4 and len(entry[f"{key}_by_seed"]) == 2, name
+            for v, lo, hi, *seeds in zip(values, low, high, *entry[f"{key}_by_seed"],
+                                         strict=True):
+                if v is None:
+                    assert name == "learned" and key in ("loss", "retrieval_accuracy")
+                    continue
+                assert lo <= v + 1e-9 and v <= hi + 1e-9 and v == pytest.approx(np.mean(seeds),
+                                                                                abs=1e-5)
+                if key == "loss":
+                    assert 0 < v < 2 * math.log(256), name
+                else:
+                    assert 0 <= v <= 1, name
+        assert len(entry["retrieval_distances"]) == 4
+        if "history" in entry:  # a trained model (or a fine-tune): its loss falls
+            history = entry["history"]
+            assert history["loss"][-1] < history["loss"][0], name
+            assert len(entry["final_train_loss_by_seed"]) == 2
+    assert results["variants"]["learned"]["loss"][1:] == [None] * 3
+
+
+def test_jobs_do_not_change_the_numbers():
+    config = ExtrapolationConfig(encodings=("rope", "alibi"), train_length=16, d_model=16,
+                                 num_heads=2, num_layers=1, d_ff=32, steps=6, batch_size=4,
+                                 eval_tokens=512, eval_batch_size=8, log_every=3,
+                                 retrieval_batch_size=4, retrieval_pairs=2, retrieval_queries=2,
+                                 retrieval_distances=2, retrieval_per_distance=2)
+    one = run_experiment(config, progress=False)
+    two = run_experiment(config, progress=False, jobs=2)
+    for name in config.variants:
+        for key in ("loss", "retrieval_accuracy", "per_position_loss"):
+            assert one["variants"][name][key] == two["variants"][name][key], (name, key)
+
+
+@pytest.mark.parametrize("scaling", FINETUNE_SCALINGS)
+def test_finetuning_uses_the_scalings_frequencies_and_trains(scaling):
+    config = ExtrapolationConfig(encodings=("rope",), train_length=16, d_model=16, num_heads=2,
+                                 num_layers=1, d_ff=32, steps=4, batch_size=4, log_every=2,
+                                 finetune_scalings=(scaling,), finetune_steps=3,
+                                 finetune_multiplier=4)
+    corpus = load_stdlib_corpus()
+    model, _ = train_model(config, "rope", corpus.train, progress=False)
+    before = [p.detach().clone() for p in model.parameters()]
+    tuned, history = finetune_rope(model, config, scaling, corpus.train, progress=False)
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    assert any(not torch.equal(a, b) for a, b in zip(before, tuned.parameters(), strict=True))
+    rotary = tuned.rotary_embeddings()[0]
+    if scaling == "none":
+        expected, factor = rope_scaling_frequencies("default", 8), 1.0
+    else:
+        expected, factor = rope_scaling_frequencies(scaling, 8, factor=4.0,
+                                                    original_max_position_embeddings=16)
+    np.testing.assert_array_equal(rotary.frequencies, expected)
+    assert rotary.attention_factor == factor
+    if scaling == "yarn":
+        assert factor == pytest.approx(yarn_attention_factor(4.0)) > 1.0
+    assert scaled_rope_frequencies(config, scaling, 4)[1] == factor
+    assert history["step"][-1] == 3
+
+
+def test_yarn_attention_factor_scales_the_scores_by_its_square():
+    from posenc.nn import RotaryEmbedding
+    rotary = RotaryEmbedding(8)
+    q, k = torch.randn(1, 1, 5, 8, dtype=torch.float64), torch.randn(1, 1, 5, 8,
+                                                                     dtype=torch.float64)
+    plain = torch.einsum("...qd,...kd->...qk", *rotary.rotate(q, k))
+    rotary.attention_factor = 1.3
+    scaled = torch.einsum("...qd,...kd->...qk", *rotary.rotate(q, k))
+    torch.testing.assert_close(scaled, plain * 1.3 ** 2)
+
+
+def test_config_names_bad_long_context_options():
+    with pytest.raises(ValueError, match="nope_encodings"):
+        ExtrapolationConfig(encodings=("alibi",), nope_encodings=("rope",))
+    with pytest.raises(ValueError, match="finetune_scalings"):
+        ExtrapolationConfig(encodings=("alibi",), finetune_scalings=("yarn",))
+    with pytest.raises(ValueError, match="finetune_scalings"):
+        ExtrapolationConfig(encodings=("rope",), finetune_scalings=("stretch",))
+    with pytest.raises(ValueError, match="finetune_multiplier"):
+        ExtrapolationConfig(encodings=("rope",), finetune_scalings=("yarn",), batch_size=6)
+    with pytest.raises(ValueError, match="retrieval_batch_size"):
+        ExtrapolationConfig(retrieval_batch_size=-1)
+    with pytest.raises(ValueError, match="num_seeds"):
+        ExtrapolationConfig(num_seeds=0)
+
+
+# --- the committed results ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("preset", ["main", "full"])
+def test_committed_results_match_their_presets(preset):
+    """If this fails, a preset changed: rerun it with the command in --help."""
+    results = load_results(f"{preset}.json")
+    config = PRESETS[preset]
+    assert results["config"] == config.to_dict()
+    assert results["config_hash"] == config_hash(config)
+    assert list(results["variants"]) == list(config.variants)
+    assert results["eval_lengths"] == list(config.eval_lengths)
+    for name, entry in results["variants"].items():
+        accuracy = [a for a in entry["retrieval_accuracy"] if a is not None]
+        assert accuracy and all(0 <= a <= 1 for a in accuracy), name
+        for by_distance, acc in zip(entry["retrieval_by_distance"], entry["retrieval_accuracy"],
+                                    strict=True):
+            if acc is not None:  # the mean over distances is the accuracy at that length
+                assert np.mean(by_distance) == pytest.approx(acc, abs=1e-3), name
+        if config.num_seeds > 1:
+            assert len(entry["loss_by_seed"]) == config.num_seeds
+            means = np.mean([[np.nan if x is None else x for x in row]
+                             for row in entry["loss_by_seed"]], axis=0)
+            for mean, reported in zip(means, entry["loss"], strict=True):
+                if reported is not None:
+                    assert mean == pytest.approx(reported, abs=1e-4), name
+
+
+def test_the_full_set_repeats_the_main_run_as_its_first_seed():
+    """Same configuration, same seed 0: the full set's first seed is the main run."""
+    main, full = load_results("main.json"), load_results("full.json")
+    for name, entry in main["variants"].items():
+        assert full["variants"][name]["loss_by_seed"][0] == entry["loss"], name
+        assert full["variants"][name]["retrieval_accuracy_by_seed"][0] == (
+            entry["retrieval_accuracy"]), name
