@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from posenc.data import load_stdlib_corpus
 from posenc.experiments.extrapolation import (
     ALL_ENCODINGS,
     FINETUNE_SCALINGS,
@@ -23,7 +24,6 @@ from posenc.experiments.extrapolation import (
     scaled_rope_frequencies,
     train_model,
 )
-from posenc.data import load_stdlib_corpus
 from posenc.nn import POSITIONS
 from posenc.results import load_results
 from posenc.scaling import rope_scaling_frequencies, yarn_attention_factor

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from posenc import retrieval
 from posenc.data import load_stdlib_corpus
 from posenc.experiments.extrapolation import ExtrapolationConfig, retrieval_accuracy
-from posenc.retrieval import IGNORE, KEY_BYTES, VALUE_BYTES
+from posenc.retrieval import KEY_BYTES, VALUE_BYTES
 
 TEXT = np.frombuffer(b"def f(x):\n    return x + 1\n" * 200, dtype=np.uint8)
 

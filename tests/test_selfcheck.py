@@ -93,3 +93,10 @@ def test_unknown_chapter():
     with pytest.raises(ValueError, match="chapter must be one of"):
         questions("10_nope")
 
+
+
+def test_numeric_answers_of_chapter_13_match_the_formulas():
+    long_context = questions("13_long_context")
+    assert correct_answer(long_context[0]) == pytest.approx(round(100 / 15, 1))
+    assert correct_answer(long_context[2]) == pytest.approx(round((0.1 * math.log(4) + 1) ** 2,
+                                                                  2))

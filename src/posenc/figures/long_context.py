@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from .extrapolation import variant_color
+from .style import DIVERGING
 
 __all__ = ["LENGTH_MARKERS", "metric", "spread_text", "summary_markdown", "separated",
            "separated_pairs", "draw_metric_rows", "draw_accuracy_by_distance",
-           "draw_loss_vs_retrieval", "draw_finetuning"]
+           "draw_loss_vs_retrieval", "draw_finetuning", "draw_separation"]
 
 #: Marker and grey shade per evaluation multiple (1x darkest), for the row plots.
 LENGTH_MARKERS = (("o", "#1b1b1b"), ("s", "#555555"), ("D", "#8c8c8c"), ("^", "#b8b8b8"))
@@ -153,10 +154,12 @@ def draw_accuracy_by_distance(ax, results: dict, variants, *, length_index: int 
 
 
 def draw_loss_vs_retrieval(ax, results: dict, variants=None, *, length_index: int = -1,
-                           annotate: bool = True) -> None:
+                           annotate: bool = True, label_offsets=None) -> None:
     """Each variant as a point: x its held-out loss, y its retrieval accuracy, both at one
     evaluation length (default the longest), with the seed ranges as error bars. Two
-    rankings of the same models."""
+    rankings of the same models. ``label_offsets`` moves labels that would collide:
+    ``{variant: (dx, dy)}`` in points (default ``(4, 3)``: up and to the right)."""
+    offsets = {} if label_offsets is None else dict(label_offsets)
     variants = list(results["variants"]) if variants is None else list(variants)
     i = length_index
     for variant in variants:
@@ -169,8 +172,11 @@ def draw_loss_vs_retrieval(ax, results: dict, variants=None, *, length_index: in
                     yerr=[[acc - acc_low], [acc_high - acc]], fmt="o", ms=5, color=color,
                     ecolor=color, elinewidth=1, capsize=0)
         if annotate:
+            dx, dy = offsets.get(variant, (4, 3))
             ax.annotate(results["variants"][variant]["label"], (loss, acc),
-                        xytext=(4, 3), textcoords="offset points", fontsize=8, color="#333333")
+                        xytext=(dx, dy), textcoords="offset points", fontsize=8,
+                        color="#333333", ha="left" if dx >= 0 else "right",
+                        va="bottom" if dy >= 0 else "top")
     n = results["eval_lengths"][i] // results["train_length"]
     ax.set_xlabel(f"held-out loss at {n}× (nats / byte; left is better)")
     ax.set_ylabel(f"retrieval accuracy at {n}×")
@@ -199,3 +205,29 @@ def draw_finetuning(axes, results: dict, variants, *, length_index: int) -> None
         else:
             ax.set_xlim(0, max(metric(results, v, "loss")[2][length_index]
                                for v in variants) * 1.35)
+
+
+def draw_separation(ax, results: dict, key: str, variants, *, length_index: int = -1) -> None:
+    """Which differences are larger than the spread: cell (row, column) is filled when the
+    row's method is better than the column's and their seed ranges do not overlap
+    (:func:`separated`), blue for better, orange for worse, blank when they overlap."""
+    variants = list(variants)
+    n = len(variants)
+    grid = np.zeros((n, n))
+    for better, worse in separated_pairs(results, key, length_index, variants):
+        i, j = variants.index(better), variants.index(worse)
+        grid[i, j], grid[j, i] = -1.0, 1.0  # the map's blue end: better
+    ax.imshow(grid, cmap=DIVERGING, vmin=-1.6, vmax=1.6, interpolation="nearest")
+    labels = [results["variants"][v]["label"] for v in variants]
+    ax.set_xticks(range(n), labels, rotation=60, ha="right", rotation_mode="anchor",
+                  fontsize=8)
+    ax.set_yticks(range(n), labels, fontsize=8)
+    ax.set_xticks(np.arange(n + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(n + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", lw=1)
+    ax.tick_params(which="minor", length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    times = results["eval_lengths"][length_index] // results["train_length"]
+    ax.set_title(f"{_NAMES[key]} at {times}×: row better than column, beyond the spread "
+                 "(blue)", fontsize=9)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...nn import POSITION_METHODS
 from .config import PRESETS, ExtrapolationConfig
+from .run import format_summary, run_experiment
 
 #: What ``--help`` says about the presets (timings: benchmarks/README.md).
 PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --preset NAME):
@@ -26,7 +27,6 @@ The committed results: src/posenc/results/<preset>.json, made with
   python -m posenc.experiments.extrapolation --preset NAME --jobs 2 \\
       --output src/posenc/results/NAME.json
 (chapter 9's text run is extrapolation_results.json)."""
-from .run import format_summary, run_experiment
 
 __all__ = ["main"]
 

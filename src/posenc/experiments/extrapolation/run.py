@@ -403,7 +403,7 @@ def _merge_seeds(runs: list[dict]) -> dict:
         if key not in merged:
             continue
         by_seed = [run[key] for run in runs]
-        columns = list(zip(*by_seed))
+        columns = list(zip(*by_seed, strict=True))
         merged[key] = [None if None in c else round(float(np.mean(c)), 5) for c in columns]
         merged[f"{key}_min"] = [None if None in c else min(c) for c in columns]
         merged[f"{key}_max"] = [None if None in c else max(c) for c in columns]
@@ -411,7 +411,8 @@ def _merge_seeds(runs: list[dict]) -> dict:
     merged["per_position_loss"] = mean([run["per_position_loss"] for run in runs], 4)
     if "retrieval_by_distance" in merged:
         merged["retrieval_by_distance"] = [
-            mean(list(rows), 4) for rows in zip(*(run["retrieval_by_distance"] for run in runs))]
+            mean(list(rows), 4)
+            for rows in zip(*(run["retrieval_by_distance"] for run in runs), strict=True)]
     for key in ("eval_time_s", "train_time_s"):
         if key in merged:
             merged[key] = round(sum(run[key] for run in runs), 2)

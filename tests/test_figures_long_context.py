@@ -1,0 +1,94 @@
+"""Chapter 13's tables and figures (posenc.figures.long_context) on hand-made results
+whose answers are known, and on the committed main run."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from posenc.figures import long_context as lc  # noqa: E402
+from posenc.results import load_results  # noqa: E402
+
+
+def _entry(label, loss, acc, loss_range=None, acc_range=None):
+    entry = {"label": label, "loss": loss, "retrieval_accuracy": acc,
+             "retrieval_distances": [[1, 2]] * 2, "retrieval_by_distance": [[a, a] for a in acc]}
+    if loss_range:
+        entry["loss_min"], entry["loss_max"] = loss_range
+    if acc_range:
+        entry["retrieval_accuracy_min"], entry["retrieval_accuracy_max"] = acc_range
+    return entry
+
+
+RESULTS = {"train_length": 8, "eval_lengths": [8, 16], "variants": {
+    "rope": _entry("RoPE", [1.0, 2.0], [0.9, 0.3], ([0.9, 1.9], [1.1, 2.1]),
+                   ([0.85, 0.2], [0.95, 0.4])),
+    "alibi": _entry("ALiBi", [1.1, 1.1], [0.95, 0.5], ([1.0, 1.0], [1.2, 1.2]),
+                    ([0.9, 0.35], [1.0, 0.65])),
+    "none": _entry("NoPE", [1.5, 1.6], [0.97, 0.9], ([1.4, 1.5], [1.6, 1.7]),
+                   ([0.95, 0.88], [0.99, 0.92])),
+}}
+
+
+def test_separated_means_ranges_that_do_not_overlap():
+    assert lc.separated(RESULTS, "rope", "none", "loss", 0)  # [0.9, 1.1] vs [1.4, 1.6]
+    assert not lc.separated(RESULTS, "rope", "alibi", "loss", 0)  # [0.9, 1.1] vs [1.0, 1.2]
+    assert not lc.separated(RESULTS, "rope", "alibi", "retrieval_accuracy", 1)  # 0.35-0.4
+    assert lc.separated(RESULTS, "none", "alibi", "retrieval_accuracy", 1)
+    # better first: lower loss, higher accuracy
+    assert lc.separated_pairs(RESULTS, "loss", 1) == [("alibi", "rope"), ("none", "rope"),
+                                                      ("alibi", "none")]
+    assert lc.separated_pairs(RESULTS, "retrieval_accuracy", 1) == [("none", "rope"),
+                                                                    ("none", "alibi")]
+
+
+def test_spread_text_and_markdown_table():
+    assert lc.spread_text(1.0, 0.9, 1.1, "loss") == "1.000 ±0.100"
+    assert lc.spread_text(0.5, 0.35, 0.65, "retrieval_accuracy") == "50.0% ±15.0"
+    assert lc.spread_text(0.5, 0.5, 0.5, "retrieval_accuracy") == "50.0%"  # one seed
+    assert lc.spread_text(float("nan"), np.nan, np.nan, "loss") == "—"
+    table = lc.summary_markdown(RESULTS, "retrieval_accuracy").splitlines()
+    assert table[0] == "| method | 1× (8) | 2× (16) |"
+    assert table[2] == "| RoPE | 90.0% ±5.0 | 30.0% ±10.0 |"
+    assert len(table) == 2 + 3
+
+
+def test_rows_are_sorted_best_first_and_every_figure_draws():
+    fig, axes = plt.subplots(1, 2)
+    order = lc.draw_metric_rows(axes[1], RESULTS, "retrieval_accuracy")
+    assert order == ["none", "alibi", "rope"]  # by accuracy at the longest length
+    assert lc.draw_metric_rows(axes[0], RESULTS, "loss", order_by=-1) == ["alibi", "none", "rope"]
+    assert [t.get_text() for t in axes[1].get_yticklabels()] == ["RoPE", "ALiBi", "NoPE"]
+    fig, ax = plt.subplots()
+    lc.draw_separation(ax, RESULTS, "retrieval_accuracy", order)
+    grid = ax.images[0].get_array()
+    assert grid[0, 1] < 0 < grid[1, 0] and grid[1, 2] == grid[2, 1] == 0  # better: blue end
+    fig, ax = plt.subplots()
+    lc.draw_loss_vs_retrieval(ax, RESULTS, label_offsets={"rope": (-4, -3)})
+    assert [t.get_text() for t in ax.texts] == ["RoPE", "ALiBi", "NoPE"]
+    fig, axes = plt.subplots(1, 2)
+    lc.draw_finetuning(axes, RESULTS, ["rope", "alibi"], length_index=1)
+    fig, ax = plt.subplots()
+    lc.draw_accuracy_by_distance(ax, RESULTS, ["rope", "none"])
+    assert len(ax.lines) == 3  # two methods and the L_train line
+    plt.close("all")
+
+
+def test_committed_main_run_draws_with_every_variant():
+    results = load_results("main.json")
+    fig, ax = plt.subplots()
+    order = lc.draw_metric_rows(ax, results, "retrieval_accuracy")
+    assert set(order) == set(results["variants"])
+    accuracy = [lc.metric(results, v, "retrieval_accuracy")[0][-1] for v in order]
+    defined = [a for a in accuracy if not np.isnan(a)]
+    assert defined == sorted(defined, reverse=True)
+    plt.close("all")
+
+
+@pytest.mark.parametrize("key", ["loss", "retrieval_accuracy"])
+def test_metric_of_one_seed_has_no_spread(key):
+    results = load_results("main.json")
+    mean, low, high = lc.metric(results, "rope", key)
+    assert np.array_equal(mean, low) and np.array_equal(mean, high)
