@@ -41,7 +41,7 @@ TINY = dict(encodings=("none", "sinusoidal", "learned", "rope", "alibi", "t5"), 
             d_model=16, num_heads=2, num_layers=1, d_ff=32, t5_num_buckets=8,
             t5_max_distance=8, steps=40, batch_size=8, learning_rate=1e-2, warmup_steps=4,
             eval_tokens=512, log_every=10)
-TINY_ARGS = ["--encodings", ",".join(TINY["encodings"])] + [
+TINY_ARGS = ["--preset", "text", "--encodings", ",".join(TINY["encodings"])] + [
     arg for key, value in TINY.items() if key != "encodings"
     for arg in ("--" + key.replace("_", "-"), str(value))]
 

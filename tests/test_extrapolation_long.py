@@ -196,3 +196,14 @@ def test_the_full_set_repeats_the_main_run_as_its_first_seed():
         assert full["variants"][name]["loss_by_seed"][0] == entry["loss"], name
         assert full["variants"][name]["retrieval_accuracy_by_seed"][0] == (
             entry["retrieval_accuracy"]), name
+
+
+def test_choosing_methods_on_the_command_line_keeps_the_presets_extras_consistent():
+    from posenc.experiments.extrapolation.cli import config_from_command_line
+    assert config_from_command_line([]) == PRESETS["main"]
+    alibi = config_from_command_line(["--preset", "full", "--encodings", "alibi"])
+    assert alibi.nope_encodings == () and alibi.finetune_scalings == ()
+    rope = config_from_command_line(["--preset", "full", "--encodings", "rope,alibi"])
+    assert rope.nope_encodings == ("rope",) and rope.finetune_scalings == FINETUNE_SCALINGS
+    with pytest.raises(ValueError, match="nope_encodings"):
+        config_from_command_line(["--encodings", "alibi", "--nope-encodings", "rope"])

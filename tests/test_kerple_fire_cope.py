@@ -329,7 +329,8 @@ def test_cope_rejects_bad_settings():
 
 def test_extrapolation_runs_the_new_methods_by_name(tmp_path):
     out = tmp_path / "results.json"
-    args = ["--encodings", "kerple_log,fire,cope", "--train-length", "8", "--d-model", "16",
+    args = ["--preset", "text", "--encodings", "kerple_log,fire,cope", "--train-length", "8",
+            "--d-model", "16",
             "--num-heads", "2", "--num-layers", "1", "--d-ff", "32", "--steps", "10",
             "--batch-size", "4", "--warmup-steps", "2", "--eval-tokens", "128",
             "--log-every", "5", "--no-progress", "--output", str(out)]

@@ -245,7 +245,8 @@ def test_own_method_in_the_tiny_lm_is_causal_and_trains(logdist):
     assert model.blocks[0].attn.encoding.slopes.grad is not None
 
 
-TINY_ARGS = ["--train-length", "8", "--d-model", "16", "--num-heads", "2", "--num-layers", "1",
+TINY_ARGS = ["--preset", "text", "--train-length", "8", "--d-model", "16", "--num-heads", "2",
+             "--num-layers", "1",
              "--d-ff", "32", "--steps", "30", "--batch-size", "8", "--learning-rate", "0.01",
              "--warmup-steps", "4", "--eval-tokens", "512", "--log-every", "10",
              "--no-progress"]

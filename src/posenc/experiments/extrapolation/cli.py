@@ -28,7 +28,7 @@ The committed results: src/posenc/results/<preset>.json, made with
       --output src/posenc/results/NAME.json
 (chapter 9's text run is extrapolation_results.json)."""
 
-__all__ = ["main"]
+__all__ = ["main", "config_from_command_line"]
 
 
 def _as_text(value) -> str:
@@ -83,13 +83,30 @@ def _parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _config(args: argparse.Namespace) -> ExtrapolationConfig:
+    """The preset with the options given on the command line."""
+    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(ExtrapolationConfig)
+                 if getattr(args, f.name, None) is not None}
+    preset = PRESETS[args.preset]
+    if "encodings" in overrides:  # the preset's extras follow the methods chosen, unless given
+        if "nope_encodings" not in overrides:
+            overrides["nope_encodings"] = tuple(e for e in preset.nope_encodings
+                                                if e in overrides["encodings"])
+        if "finetune_scalings" not in overrides and "rope" not in overrides["encodings"]:
+            overrides["finetune_scalings"] = ()
+    return dataclasses.replace(preset, **overrides)
+
+
+def config_from_command_line(argv) -> ExtrapolationConfig:
+    """The configuration ``python -m posenc.experiments.extrapolation ARGV`` would run."""
+    return _config(_parse_args(argv))
+
+
 def main(argv=None) -> dict:
     args = _parse_args(argv)
     for module in args.register:
         importlib.import_module(module)  # registers its position methods
-    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(ExtrapolationConfig)
-                 if getattr(args, f.name, None) is not None}
-    config = dataclasses.replace(PRESETS[args.preset], **overrides)
+    config = _config(args)
     results = run_experiment(config, threads=args.threads, progress=not args.no_progress,
                              jobs=args.jobs, register=tuple(args.register))
     output = Path(args.output)
