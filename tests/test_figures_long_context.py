@@ -92,3 +92,13 @@ def test_metric_of_one_seed_has_no_spread(key):
     results = load_results("main.json")
     mean, low, high = lc.metric(results, "rope", key)
     assert np.array_equal(mean, low) and np.array_equal(mean, high)
+
+
+def test_a_constrained_layout_figure_is_not_cropped_before_its_layout_runs():
+    from posenc.figures.style import tight_bbox
+    fig, axes = plt.subplots(1, 2, figsize=(6.88, 4), layout="constrained")
+    lc.draw_metric_rows(axes[1], RESULTS, "retrieval_accuracy")
+    lc.draw_metric_rows(axes[0], RESULTS, "loss", show_legend=False)
+    box = tight_bbox(fig)  # before any draw: the layout must run first
+    assert box.x0 > -0.1 and box.y0 > -0.1 and box.x1 < 6.88 + 0.1 and box.y1 < 4 + 0.1
+    plt.close(fig)

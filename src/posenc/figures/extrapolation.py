@@ -23,8 +23,13 @@ def variant_color(variant: str) -> str:
 
 
 def variant_linestyle(variant: str) -> str:
-    """Derived variants dashed, trained methods solid."""
-    return "--" if variant in DERIVED_VARIANTS else "-"
+    """Derived variants dashed, a method's NoPE-layer twin dotted, fine-tuned RoPE dash-dot,
+    trained methods solid."""
+    if variant in DERIVED_VARIANTS:
+        return "--"
+    if variant.endswith("_nope"):
+        return ":"
+    return "-." if variant.startswith("rope_ft_") else "-"
 
 
 def draw_loss_by_position(ax, results: dict, variants=None, *, bin_size: int = 16,

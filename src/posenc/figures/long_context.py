@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .extrapolation import variant_color
+from .extrapolation import variant_color, variant_linestyle
 from .style import DIVERGING
 
 __all__ = ["LENGTH_MARKERS", "metric", "spread_text", "summary_markdown", "separated",
@@ -142,7 +142,7 @@ def draw_accuracy_by_distance(ax, results: dict, variants, *, length_index: int 
         if distances is None:
             continue
         ax.plot(distances, accuracy, marker="o", ms=3.5, lw=1.6, color=variant_color(variant),
-                ls=":" if variant.endswith("_nope") else "-", label=entry["label"])
+                ls=variant_linestyle(variant), label=entry["label"])
     ax.axvline(train, color="#555555", ls=":", lw=1.2)
     ax.text(train, 0.02, " $L_{train}$", transform=ax.get_xaxis_transform(), va="bottom",
             fontsize=9, color="#555555")
@@ -191,11 +191,11 @@ def draw_finetuning(axes, results: dict, variants, *, length_index: int) -> None
     for ax, key in zip(axes, ("loss", "retrieval_accuracy"), strict=True):
         for row, variant in zip(y, variants, strict=True):
             mean, low, high = (a[length_index] for a in metric(results, variant, key))
-            ax.barh(row, mean, color=variant_color(variant),
+            ax.barh(row, mean, color=variant_color(variant), zorder=2,
                     alpha=1.0 if variant.startswith("rope_ft_") else 0.45, height=0.7)
             ax.plot([low, high], [row, row], color="#222222", lw=1.4)
             text = spread_text(mean, low, high, key)
-            ax.text(mean, row, f" {text}", va="center", fontsize=8, color="#222222")
+            ax.text(max(mean, high), row, f"  {text}", va="center", fontsize=8, color="#222222")
         ax.set_xlabel(_NAMES[key])
         ax.set_yticks(y, labels if ax is axes[0] else [""] * len(labels))
         if key == "retrieval_accuracy":
@@ -224,10 +224,11 @@ def draw_separation(ax, results: dict, key: str, variants, *, length_index: int 
     ax.set_yticks(range(n), labels, fontsize=8)
     ax.set_xticks(np.arange(n + 1) - 0.5, minor=True)
     ax.set_yticks(np.arange(n + 1) - 0.5, minor=True)
+    ax.grid(False)
     ax.grid(which="minor", color="white", lw=1)
     ax.tick_params(which="minor", length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
     times = results["eval_lengths"][length_index] // results["train_length"]
-    ax.set_title(f"{_NAMES[key]} at {times}×: row better than column, beyond the spread "
-                 "(blue)", fontsize=9)
+    ax.set_title(f"{_NAMES[key]} at {times}×: blue, row beats column beyond the spread",
+                 fontsize=9, loc="right")

@@ -191,6 +191,8 @@ def tight_bbox(fig, pad: float = 0.05):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         FigureCanvasAgg(fig)
+    if fig.get_layout_engine() is not None:
+        fig.draw_without_rendering()  # run the layout first: it moves what the box measures
     return fig.get_tightbbox(fig.canvas.get_renderer()).padded(pad)
 
 

@@ -326,8 +326,8 @@ PRESETS = {
                                    "finetune_steps": 50}),
     "small": ExtrapolationConfig(**{
         **_LONG, "encodings": ("rope", "alibi"), "nope_encodings": (), "train_length": 32,
-        "d_model": 32, "num_layers": 2, "d_ff": 128, "t5_max_distance": 32, "steps": 300,
-        "learning_rate": 5e-3, "warmup_steps": 20, "eval_tokens": 4096,
+        "num_layers": 2, "t5_max_distance": 32, "steps": 400, "learning_rate": 3e-3,
+        "warmup_steps": 20, "eval_tokens": 4096, "retrieval_pairs": 2, "retrieval_queries": 2,
         "retrieval_distances": 4, "retrieval_per_distance": 16, "log_every": 25}),
 }
 
