@@ -102,3 +102,10 @@ def test_a_constrained_layout_figure_is_not_cropped_before_its_layout_runs():
     box = tight_bbox(fig)  # before any draw: the layout must run first
     assert box.x0 > -0.1 and box.y0 > -0.1 and box.x1 < 6.88 + 0.1 and box.y1 < 4 + 0.1
     plt.close(fig)
+
+
+def test_html_table_has_the_same_cells_as_the_markdown_one():
+    html = lc.summary_html(RESULTS, "loss")
+    assert html.count("<tr>") == 1 + 3 and ">2× (16)</th>" in html
+    assert 'text-align:right">1.000 ±0.100</td>' in html
+    assert "| RoPE | 1.000 ±0.100 | 2.000 ±0.100 |" in lc.summary_markdown(RESULTS, "loss")

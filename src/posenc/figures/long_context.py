@@ -8,12 +8,15 @@ difference is called *separated* when the two ranges do not overlap.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 from .extrapolation import variant_color, variant_linestyle
 from .style import DIVERGING
 
-__all__ = ["LENGTH_MARKERS", "metric", "spread_text", "summary_markdown", "separated",
+__all__ = ["LENGTH_MARKERS", "metric", "spread_text", "summary_table", "summary_markdown",
+           "summary_html", "separated",
            "separated_pairs", "draw_metric_rows", "draw_accuracy_by_distance",
            "draw_loss_vs_retrieval", "draw_finetuning", "draw_separation"]
 
@@ -48,19 +51,36 @@ def spread_text(mean: float, low: float, high: float, key: str) -> str:
     return f"{mean:.3f}" + (f" ±{half:.3f}" if high > low else "")
 
 
-def summary_markdown(results: dict, key: str, variants=None) -> str:
-    """A Markdown table: one row per variant, one column per evaluation length, each cell
-    the mean ± half the seed range (:func:`spread_text`)."""
+def summary_table(results: dict, key: str, variants=None) -> tuple[list[str], list[list[str]]]:
+    """``(header, rows)``: one row per variant (its label, then one cell per evaluation
+    length), each cell the mean ± half the seed range (:func:`spread_text`)."""
     variants = list(results["variants"]) if variants is None else list(variants)
     train = results["train_length"]
     lengths = results["eval_lengths"]
-    head = "| method | " + " | ".join(f"{n // train}× ({n})" for n in lengths) + " |"
-    lines = [head, "|---" + "|---:" * len(lengths) + "|"]
-    for variant in variants:
-        cells = [spread_text(*(a[i] for a in metric(results, variant, key)), key)
-                 for i in range(len(lengths))]
-        lines.append(f"| {results['variants'][variant]['label']} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    header = ["method", *(f"{n // train}× ({n})" for n in lengths)]
+    rows = [[results["variants"][v]["label"],
+             *(spread_text(*(a[i] for a in metric(results, v, key)), key)
+               for i in range(len(lengths)))] for v in variants]
+    return header, rows
+
+
+def summary_markdown(results: dict, key: str, variants=None) -> str:
+    """:func:`summary_table` as a Markdown table."""
+    header, rows = summary_table(results, key, variants)
+    lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(header) - 1) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def summary_html(results: dict, key: str, variants=None) -> str:
+    """:func:`summary_table` as an HTML table (numbers right-aligned), for a notebook."""
+    header, rows = summary_table(results, key, variants)
+    cell = "padding:0.15em 0.45em;white-space:nowrap"
+    head = "".join(f'<th style="{cell}">{html.escape(h)}</th>' for h in header)
+    body = "".join(f'<tr><td style="{cell}">' + html.escape(row[0]) + "</td>"
+                   + "".join(f'<td style="{cell};text-align:right">{html.escape(c)}</td>'
+                             for c in row[1:]) + "</tr>" for row in rows)
+    return (f'<table style="font-size:0.9em"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>")
 
 
 def separated(results: dict, a: str, b: str, key: str, length_index: int) -> bool:

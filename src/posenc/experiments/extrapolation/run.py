@@ -533,7 +533,8 @@ def format_summary(results: dict) -> str:
     retrieval accuracy when the results have it (means over seeds)."""
     lengths = results["eval_lengths"]
     train = results["train_length"]
-    head = f"{'variant':<40}" + "".join(f"{f'{n // train}x = {n}':>12}" for n in lengths)
+    width = min(max(len(e["label"]) for e in results["variants"].values()) + 2, 40)
+    head = f"{'variant':<{width}}" + "".join(f"{f'{n // train}x = {n}':>12}" for n in lengths)
     tables = [("loss (nats/byte)", "loss", lambda x: f"{x:.4f}")]
     if any("retrieval_accuracy" in v for v in results["variants"].values()):
         tables.append(("retrieval accuracy", "retrieval_accuracy", lambda x: f"{x:.1%}"))
@@ -543,7 +544,7 @@ def format_summary(results: dict) -> str:
         for entry in results["variants"].values():
             cells = "".join(f"{'not defined' if x is None else fmt(x):>12}"
                             for x in entry[key])
-            lines.append(f"{entry['label'][:39]:<40}{cells}")
+            lines.append(f"{entry['label'][:width - 1]:<{width}}{cells}")
     return "\n".join(line for line in lines if line is not None)
 
 
