@@ -170,7 +170,7 @@ def test_config_names_bad_long_context_options():
 
 # --- the committed results ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("preset", ["main", "full"])
+@pytest.mark.parametrize("preset", ["main", "full", "small"])
 def test_committed_results_match_their_presets(preset):
     """If this fails, a preset changed: rerun it with the command in --help."""
     results = load_results(f"{preset}.json")
