@@ -48,6 +48,7 @@ def test_spread_text_and_markdown_table():
     assert lc.spread_text(1.0, 0.9, 1.1, "loss") == "1.000 ±0.100"
     assert lc.spread_text(0.5, 0.35, 0.65, "retrieval_accuracy") == "50.0% ±15.0"
     assert lc.spread_text(0.5, 0.5, 0.5, "retrieval_accuracy") == "50.0%"  # one seed
+    assert lc.spread_text(0.5, 0.5, 0.5, "retrieval_accuracy", seeds=True) == "50.0% ±0.0"
     assert lc.spread_text(float("nan"), np.nan, np.nan, "loss") == "—"
     table = lc.summary_markdown(RESULTS, "retrieval_accuracy").splitlines()
     assert table[0] == "| method | 1× (8) | 2× (16) |"

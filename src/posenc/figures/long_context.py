@@ -40,15 +40,18 @@ def metric(results: dict, variant: str, key: str) -> tuple[np.ndarray, np.ndarra
     return mean, values(f"{key}_min"), values(f"{key}_max")
 
 
-def spread_text(mean: float, low: float, high: float, key: str) -> str:
+def spread_text(mean: float, low: float, high: float, key: str, *,
+                seeds: bool | None = None) -> str:
     """``"1.234 ±0.010"`` (loss) or ``"87.5% ±2.3"`` (accuracy, in points): the mean and
-    half the range over seeds; "—" where not defined."""
+    half the range over seeds; "—" where not defined. ``seeds`` says whether there were
+    several (then "±0.0" is shown when they agree); by default, whether the range is wide."""
     if np.isnan(mean):
         return "—"
     half = (high - low) / 2
+    shown = high > low if seeds is None else seeds
     if key == "retrieval_accuracy":
-        return f"{mean:.1%}" + (f" ±{100 * half:.1f}" if high > low else "")
-    return f"{mean:.3f}" + (f" ±{half:.3f}" if high > low else "")
+        return f"{mean:.1%}" + (f" ±{100 * half:.1f}" if shown else "")
+    return f"{mean:.3f}" + (f" ±{half:.3f}" if shown else "")
 
 
 def summary_table(results: dict, key: str, variants=None) -> tuple[list[str], list[list[str]]]:
@@ -59,7 +62,8 @@ def summary_table(results: dict, key: str, variants=None) -> tuple[list[str], li
     lengths = results["eval_lengths"]
     header = ["method", *(f"{n // train}× ({n})" for n in lengths)]
     rows = [[results["variants"][v]["label"],
-             *(spread_text(*(a[i] for a in metric(results, v, key)), key)
+             *(spread_text(*(a[i] for a in metric(results, v, key)), key,
+                           seeds=f"{key}_min" in results["variants"][v])
                for i in range(len(lengths)))] for v in variants]
     return header, rows
 
