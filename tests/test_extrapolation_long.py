@@ -213,3 +213,18 @@ def test_choosing_methods_on_the_command_line_keeps_the_presets_extras_consisten
     assert rope.nope_encodings == ("rope",) and rope.finetune_scalings == FINETUNE_SCALINGS
     with pytest.raises(ValueError, match="nope_encodings"):
         config_from_command_line(["--encodings", "alibi", "--nope-encodings", "rope"])
+
+
+def test_variant_names_round_trip_through_their_one_parser():
+    from posenc.experiments.extrapolation import (
+        finetune_variant,
+        nope_variant,
+        variant_kind,
+        variant_source,
+    )
+    assert variant_kind(nope_variant("alibi")) == ("nope", "alibi")
+    assert variant_kind(finetune_variant("yarn")) == ("finetuned", "yarn")
+    assert variant_kind("rope_pi") == ("derived", "rope")
+    assert variant_kind("t5") == ("trained", "t5")
+    assert [variant_source(v) for v in PRESETS["full"].variants if v.startswith("rope")] == [
+        "rope"] * 7  # rope, rope_pi, rope_nope and the four fine-tunes

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..experiments.extrapolation.config import DERIVED_VARIANTS, variant_source
+from ..experiments.extrapolation.config import variant_kind, variant_source
 from ..experiments.extrapolation.run import binned_mean
 from .style import METHOD_COLORS
 
@@ -25,11 +25,7 @@ def variant_color(variant: str) -> str:
 def variant_linestyle(variant: str) -> str:
     """Derived variants dashed, a method's NoPE-layer twin dotted, fine-tuned RoPE dash-dot,
     trained methods solid."""
-    if variant in DERIVED_VARIANTS:
-        return "--"
-    if variant.endswith("_nope"):
-        return ":"
-    return "-." if variant.startswith("rope_ft_") else "-"
+    return {"derived": "--", "nope": ":", "finetuned": "-."}.get(variant_kind(variant)[0], "-")
 
 
 def draw_loss_by_position(ax, results: dict, variants=None, *, bin_size: int = 16,

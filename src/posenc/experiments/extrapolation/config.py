@@ -29,6 +29,9 @@ __all__ = [
     "config_hash",
     "variant_source",
     "variant_label",
+    "variant_kind",
+    "nope_variant",
+    "finetune_variant",
 ]
 
 #: The encodings trained by default: those of the ALiBi paper's comparison plus NoPE and learned.
@@ -82,25 +85,46 @@ VARIANT_LABELS = _VariantLabels()
 
 
 _FINETUNE_LABELS = {"none": "no scaling", "linear": "PI", "ntk": "NTK-aware", "yarn": "YaRN"}
+_NOPE_SUFFIX, _FINETUNE_PREFIX = "_nope", "rope_ft_"
+
+
+def nope_variant(encoding: str) -> str:
+    """The name of ``encoding`` trained with NoPE layers (``"rope"`` -> ``"rope_nope"``)."""
+    return encoding + _NOPE_SUFFIX
+
+
+def finetune_variant(scaling: str) -> str:
+    """The name of RoPE fine-tuned with ``scaling`` (``"yarn"`` -> ``"rope_ft_yarn"``)."""
+    return _FINETUNE_PREFIX + scaling
+
+
+def variant_kind(variant: str) -> tuple[str, str]:
+    """``(kind, detail)`` of a variant name: ``("nope", encoding)``, ``("finetuned",
+    scaling)``, ``("derived", source)`` (a registered evaluation-time variant) or
+    ``("trained", name)``."""
+    if variant.startswith(_FINETUNE_PREFIX):
+        return "finetuned", variant[len(_FINETUNE_PREFIX):]
+    if variant.endswith(_NOPE_SUFFIX) and variant[:-len(_NOPE_SUFFIX)] in POSITIONS:
+        return "nope", variant[:-len(_NOPE_SUFFIX)]
+    if variant in DERIVED_VARIANTS:
+        return "derived", DERIVED_VARIANTS[variant]
+    return "trained", variant
 
 
 def variant_source(variant: str) -> str:
     """The trained method a variant comes from (a method is its own source)."""
-    if variant.startswith("rope_ft_"):
-        return "rope"
-    if variant.endswith("_nope") and variant[:-5] in POSITIONS:
-        return variant[:-5]
-    return DERIVED_VARIANTS.get(variant, variant)
+    kind, detail = variant_kind(variant)
+    return "rope" if kind == "finetuned" else detail
 
 
 def variant_label(variant: str, config: ExtrapolationConfig | None = None) -> str:
     """The printed label of any variant, including NoPE-layer twins and fine-tuned RoPE."""
     config = ExtrapolationConfig() if config is None else config
-    if variant.startswith("rope_ft_"):
-        return (f"RoPE, fine-tuned at {config.finetune_multiplier}×, "
-                f"{_FINETUNE_LABELS[variant[len('rope_ft_'):]]}")
-    if variant.endswith("_nope") and variant[:-5] in POSITIONS:
-        return f"{VARIANT_LABELS[variant[:-5]]} + NoPE layers (1 in {config.nope_every})"
+    kind, detail = variant_kind(variant)
+    if kind == "finetuned":
+        return f"RoPE, fine-tuned at {config.finetune_multiplier}×, {_FINETUNE_LABELS[detail]}"
+    if kind == "nope":
+        return f"{VARIANT_LABELS[detail]} + NoPE layers (1 in {config.nope_every})"
     return VARIANT_LABELS[variant]
 
 
@@ -248,9 +272,9 @@ class ExtrapolationConfig:
         for encoding in self.encodings:
             names += [encoding, *(v.name for v in POSITIONS[encoding].variants)]
             if encoding in self.nope_encodings:
-                names.append(f"{encoding}_nope")
+                names.append(nope_variant(encoding))
             if encoding == "rope":
-                names += [f"rope_ft_{scaling}" for scaling in self.finetune_scalings]
+                names += [finetune_variant(scaling) for scaling in self.finetune_scalings]
         return tuple(names)
 
     @property

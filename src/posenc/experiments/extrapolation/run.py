@@ -36,6 +36,8 @@ from .config import (
     PRESETS,
     ExtrapolationConfig,
     config_hash,
+    finetune_variant,
+    nope_variant,
     variant_label,
 )
 
@@ -191,7 +193,7 @@ def train_model(config: ExtrapolationConfig, position: str, train_data: np.ndarr
         length=config.train_length, batch_size=config.batch_size,
         retrieval_batch_size=config.retrieval_batch_size,
         lr_at=lambda step: learning_rate_at(step, config), train_data=train_data, seed=seed,
-        desc=position + ("_nope" if nope else ""), progress=progress)
+        desc=nope_variant(position) if nope else position, progress=progress)
     return model, history
 
 
@@ -230,7 +232,7 @@ def finetune_rope(model: TinyLM, config: ExtrapolationConfig, scaling: str,
         length=config.train_length * factor, batch_size=config.batch_size // factor,
         retrieval_batch_size=config.retrieval_batch_size // factor,
         lr_at=lambda step: learning_rate_at(step, schedule), train_data=train_data,
-        seed=seed + 1000, desc=f"rope_ft_{scaling}", progress=progress)
+        seed=seed + 1000, desc=finetune_variant(scaling), progress=progress)
     return tuned, history
 
 
@@ -279,8 +281,8 @@ def rope_pi_frequencies(config: ExtrapolationConfig, eval_length: int) -> np.nda
                           config.train_length, eval_length)
 
 
-def _evaluate_variant(variant: str, model: TinyLM, config: ExtrapolationConfig,
-                      heldout: np.ndarray, *, adapt=None, may_be_undefined: bool = False) -> dict:
+def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *,
+              adapt=None, may_be_undefined: bool = False) -> dict:
     """Loss at every evaluation length, the per-position curve at the longest defined
     length and, when the config has the retrieval task, its accuracy per length and
     distance. Entries are ``None`` where a method that registered an ``undefined_note``
@@ -353,9 +355,8 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, n
     model, history = train_model(config, encoding, corpus.train, progress=progress,
                                  seed=seed, nope=nope)
     method = POSITIONS[encoding]
-    name = f"{encoding}_nope" if nope else encoding
-    result = _evaluate_variant(name, model, config, heldout,
-                               may_be_undefined=bool(method.undefined_note))
+    name = nope_variant(encoding) if nope else encoding
+    result = _evaluate(model, config, heldout, may_be_undefined=bool(method.undefined_note))
     entry = _with_history(_entry(name, encoding, config, result), model, history)
     table = t5_bias_table(model)
     if table is not None:
@@ -366,7 +367,7 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, n
     if nope:
         return entries
     for variant in method.variants:
-        result = _evaluate_variant(variant.name, model, config, heldout, adapt=variant.adapt)
+        result = _evaluate(model, config, heldout, adapt=variant.adapt)
         entries[variant.name] = _entry(variant.name, encoding, config, result)
         if variant.note:
             entries[variant.name]["note"] = variant.note
@@ -374,8 +375,8 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, n
         for scaling in config.finetune_scalings:
             tuned, tuned_history = finetune_rope(model, config, scaling, corpus.train,
                                                  seed=seed, progress=progress)
-            variant = f"rope_ft_{scaling}"
-            result = _evaluate_variant(variant, tuned, config, heldout)
+            variant = finetune_variant(scaling)
+            result = _evaluate(tuned, config, heldout)
             entries[variant] = _with_history(_entry(variant, encoding, config, result),
                                              tuned, tuned_history)
     return entries
