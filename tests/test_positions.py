@@ -168,7 +168,8 @@ def test_cached_tables_grow_and_are_not_saved():
     assert alibi._bias.shape == (2, 9, 9)
     assert "_bias" not in alibi.state_dict() and list(t5.state_dict()) == ["embedding.weight"]
     rotary = RotaryEmbedding(8)
-    assert list(rotary.state_dict()) == ["inv_freq"]  # the frequencies, not the cos/sin cache
+    # the frequencies and the attention factor (extra state), not the cos/sin cache
+    assert list(rotary.state_dict()) == ["inv_freq", "_extra_state"]
 
 
 # --- state survives saving ---------------------------------------------------------------------
@@ -203,6 +204,16 @@ def test_rope_frequencies_are_saved_with_the_model():
     fresh.load_state_dict(model.state_dict())
     for rotary in fresh.rotary_embeddings():
         np.testing.assert_array_equal(rotary.frequencies, interpolated)
+        assert rotary.attention_factor == 1.0
+
+
+def test_rope_attention_factor_is_saved_with_the_model():
+    """YaRN's factor is state the scores depend on: a reloaded model must keep it."""
+    model = TinyLM(TinyLMConfig(position="rope"))
+    model.set_rope_frequencies(model.rotary_embeddings()[0].frequencies / 4, 1.1386)
+    fresh = TinyLM(TinyLMConfig(position="rope"))
+    fresh.load_state_dict(model.state_dict())
+    assert [r.attention_factor for r in fresh.rotary_embeddings()] == [1.1386] * 2
 
 
 # --- a method defined in this file -------------------------------------------------------------

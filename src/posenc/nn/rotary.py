@@ -93,7 +93,8 @@ class RotaryEmbedding(PositionEncoding):
                              persistent=False)
         self.frequencies = frequencies
         #: Multiplies the rotated queries and keys (YaRN's attention factor, applied as
-        #: Hugging Face applies it, to cos and sin: the scores scale by its square).
+        #: Hugging Face applies it, to cos and sin: the scores scale by its square). A
+        #: Python float, saved with the model as extra state (no tensor on the hot path).
         self.attention_factor = 1.0
 
     @property
@@ -118,6 +119,12 @@ class RotaryEmbedding(PositionEncoding):
             device = getattr(self, name).device
             setattr(self, name, before.to(device, _angle_dtype(device)))
         return self
+
+    def get_extra_state(self) -> dict:
+        return {"attention_factor": self.attention_factor}
+
+    def set_extra_state(self, state: dict) -> None:
+        self.attention_factor = float(state["attention_factor"])
 
     def _load_from_state_dict(self, *args, **kwargs):
         super()._load_from_state_dict(*args, **kwargs)
