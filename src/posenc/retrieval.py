@@ -100,10 +100,15 @@ def _pairs(num_pairs: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nda
     return KEY_BYTES[rows], VALUE_BYTES[rows, columns]
 
 
-def _free_starts(taken: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    """Starts ``s`` in ``[lo, hi)`` with positions ``s`` and ``s + 1`` both free."""
+def _write_pair(seq: np.ndarray, taken: np.ndarray, key, value, lo: int, hi: int,
+                rng: np.random.Generator) -> int:
+    """Write ``key, value`` at a random start ``s`` in ``[lo, hi)`` where both bytes are
+    free, mark them taken, and return ``s``."""
     starts = np.arange(lo, hi)
-    return starts[~taken[starts] & ~taken[starts + 1]]
+    s = int(rng.choice(starts[~taken[starts] & ~taken[starts + 1]]))
+    seq[s], seq[s + 1] = key, value
+    taken[s:s + 2] = True
+    return s
 
 
 def training_batch(text, batch_size: int, length: int, rng: np.random.Generator, *,
@@ -135,15 +140,10 @@ def training_batch(text, batch_size: int, length: int, rng: np.random.Generator,
         keys, values = _pairs(num_pairs, rng)
         value_at = {}
         for key, value in zip(keys, values, strict=True):
-            s = int(rng.choice(_free_starts(taken, 0, half - 1)))
-            seq[s], seq[s + 1] = key, value
-            taken[s:s + 2] = True
-            value_at[int(key)] = s + 1
+            value_at[int(key)] = _write_pair(seq, taken, key, value, 0, half - 1, rng) + 1
         queries = []
         for q in rng.choice(num_pairs, num_queries):
-            s = int(rng.choice(_free_starts(taken, half, length - 1)))
-            seq[s], seq[s + 1] = keys[q], values[q]
-            taken[s:s + 2] = True
+            s = _write_pair(seq, taken, keys[q], values[q], half, length - 1, rng)
             target[s] = values[q]  # the logit at the query predicts the value
             queries.append((s, int(keys[q])))
         for s, key in sorted(queries):  # in order: an earlier query's copy is nearer
@@ -201,13 +201,10 @@ def evaluation_batch(text, length: int, distances, per_distance: int, seed: int,
             taken[query:] = True
             keys, values = _pairs(num_pairs, rng)
             s = query - d - 1  # the queried key; its value at query - d
-            seq[s], seq[s + 1] = keys[0], values[0]
+            seq[s], seq[s + 1] = keys[0], values[0]  # placed, not drawn
             taken[s:s + 2] = True
             for key, value in zip(keys[1:], values[1:], strict=True):
-                free = _free_starts(taken, 0, query - 1)
-                t = int(rng.choice(free))
-                seq[t], seq[t + 1] = key, value
-                taken[t:t + 2] = True
+                _write_pair(seq, taken, key, value, 0, query - 1, rng)
             seq[query] = keys[0]
             target = np.full(length, IGNORE, dtype=np.int64)
             target[query] = values[0]
