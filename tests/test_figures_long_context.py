@@ -110,3 +110,10 @@ def test_html_table_has_the_same_cells_as_the_markdown_one():
     assert html.count("<tr>") == 1 + 3 and ">2× (16)</th>" in html
     assert 'text-align:right">1.000 ±0.100</td>' in html
     assert "| RoPE | 1.000 ±0.100 | 2.000 ±0.100 |" in lc.summary_markdown(RESULTS, "loss")
+
+
+def test_mean_at_and_beats_read_the_hand_made_results():
+    assert lc.mean_at(RESULTS, "rope", "loss", 1) == 2.0
+    assert lc.beats(RESULTS, "none", "alibi", "retrieval_accuracy", 1)  # 0.88-0.92 vs 0.35-0.65
+    assert not lc.beats(RESULTS, "alibi", "none", "retrieval_accuracy", 1)  # worse, not better
+    assert not lc.beats(RESULTS, "rope", "alibi", "loss", 0)  # ranges overlap

@@ -16,10 +16,10 @@ from ..experiments.extrapolation.config import variant_kind
 from .extrapolation import variant_color, variant_linestyle
 from .style import DIVERGING
 
-__all__ = ["LENGTH_MARKERS", "metric", "spread_text", "summary_table", "summary_markdown",
-           "summary_html", "separated",
-           "separated_pairs", "draw_metric_rows", "draw_accuracy_by_distance",
-           "draw_loss_vs_retrieval", "draw_finetuning", "draw_separation"]
+__all__ = ["LENGTH_MARKERS", "metric", "mean_at", "beats", "spread_text", "summary_table",
+           "summary_markdown", "summary_html", "separated", "separated_pairs",
+           "draw_metric_rows", "draw_accuracy_by_distance", "draw_loss_vs_retrieval",
+           "draw_finetuning", "draw_separation"]
 
 #: Marker and grey shade per evaluation multiple (1x darkest), for the row plots.
 LENGTH_MARKERS = (("o", "#1b1b1b"), ("s", "#555555"), ("D", "#8c8c8c"), ("^", "#b8b8b8"))
@@ -39,6 +39,18 @@ def metric(results: dict, variant: str, key: str) -> tuple[np.ndarray, np.ndarra
     if f"{key}_min" not in entry:
         return mean, mean.copy(), mean.copy()
     return mean, values(f"{key}_min"), values(f"{key}_max")
+
+
+def mean_at(results: dict, variant: str, key: str, length_index: int) -> float:
+    """The mean over seeds of ``key`` for ``variant`` at one evaluation length (NaN where
+    not defined)."""
+    return float(metric(results, variant, key)[0][length_index])
+
+
+def beats(results: dict, a: str, b: str, key: str, length_index: int) -> bool:
+    """Whether ``a`` is better than ``b`` (lower loss, higher accuracy) beyond the spread
+    at that length: their seed ranges do not overlap (:func:`separated`)."""
+    return separated_pairs(results, key, length_index, [a, b]) == [(a, b)]
 
 
 def spread_text(mean: float, low: float, high: float, key: str, *,
