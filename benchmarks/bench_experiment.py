@@ -29,7 +29,7 @@ def main(argv=None) -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    from posenc.results import load_results
+    from posenc.course.results import load_results
 
     for name in ("main", "full"):
         try:

@@ -3,9 +3,9 @@
     .venv/bin/python site/add_selfcheck_cells.py            # add or refresh the cells
     .venv/bin/python site/add_selfcheck_cells.py --check    # exit 1 if a chapter lacks them
 
-Each chapter in ``posenc.selfcheck.CHAPTERS`` ends with two cells: a heading and a
+Each chapter in ``posenc.course.selfcheck.CHAPTERS`` ends with two cells: a heading and a
 two-line code cell, ``show_questions("<chapter>")``, whose input is hidden on the site
-(tag ``remove-input``). The questions themselves live in ``src/posenc/selfcheck.py``,
+(tag ``remove-input``). The questions themselves live in ``src/posenc/course/selfcheck.py``,
 not in the notebook. Cells are found by their ids (``selfcheck-heading``,
 ``selfcheck-questions``): existing ones are replaced in place, missing ones appended
 at the end. Notebooks are written as nbformat writes them (indent 1, no outputs).
@@ -31,7 +31,7 @@ def cells_for(chapter: str) -> list[dict]:
          "source": HEADING.splitlines(keepends=True)},
         {"cell_type": "code", "execution_count": None, "id": "selfcheck-questions",
          "metadata": {"tags": ["remove-input"]}, "outputs": [],
-         "source": ["from posenc.selfcheck import show_questions\n", "\n",
+         "source": ["from posenc.course.selfcheck import show_questions\n", "\n",
                     f'show_questions("{chapter}")']},
     ]
 
@@ -48,7 +48,7 @@ def update(path: Path, chapter: str) -> str:
 
 def main(argv=None) -> int:
     sys.path.insert(0, str(ROOT / "src"))
-    from posenc.selfcheck import CHAPTERS
+    from posenc.course.selfcheck import CHAPTERS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="only report chapters to update")

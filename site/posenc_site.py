@@ -6,7 +6,7 @@
 * Drops the theme's ``fontawesome.js`` (1.5 MB, a third of a page's budget): it
   only swaps the icon ``<i>`` tags for inline SVGs, and the same icons already
   render from Font Awesome's webfont, which the theme's CSS loads locally.
-* Frames on demand: a slider figure (``posenc.figures.sliders.slider_figure``) carries
+* Frames on demand: a slider figure (``posenc.course.figures.sliders.slider_figure``) carries
   every frame inline as a ``data:`` URI, so a notebook works anywhere. On the site,
   each frame except the one shown first moves into its own content-hashed file in
   ``posenc-frames/`` beside the page; the ``<img>`` keeps only ``data-src``, and

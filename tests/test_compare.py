@@ -23,7 +23,7 @@ from posenc.compare import (
     rope_mean_score,
     sinusoidal_similarity,
 )
-from posenc.figures.compare import draw_distance_comparison
+from posenc.course.figures.compare import draw_distance_comparison
 from posenc.nn import (
     ALiBiBias,
     LearnedPositionalEmbedding,

@@ -12,6 +12,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from posenc.course.results import load_results, results_path
 from posenc.data import (
     HELDOUT_FILES,
     TRAIN_FILES,
@@ -31,7 +32,6 @@ from posenc.experiments.extrapolation import (
     rope_pi_frequencies,
     run_experiment,
 )
-from posenc.results import load_results, results_path
 from posenc.rope import rope_frequencies
 
 ROOT = Path(__file__).resolve().parent.parent

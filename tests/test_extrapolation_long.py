@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from posenc.course.results import load_results
 from posenc.data import load_stdlib_corpus
 from posenc.experiments.extrapolation import (
     ALL_ENCODINGS,
@@ -25,7 +26,6 @@ from posenc.experiments.extrapolation import (
     train_model,
 )
 from posenc.nn import POSITIONS
-from posenc.results import load_results
 from posenc.scaling import rope_scaling_frequencies, yarn_attention_factor
 
 #: Every method at a size that runs in seconds: 2 seeds, retrieval, NoPE layers, fine-tuning.

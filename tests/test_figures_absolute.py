@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc.compare import METHODS
-from posenc.figures.absolute import (
+from posenc.course.figures.absolute import (
     INJECTION_POINTS,
     draw_dot_product,
     draw_injection_schematic,
@@ -16,7 +16,7 @@ from posenc.figures.absolute import (
     draw_wavelengths,
     running_mean,
 )
-from posenc.figures.style import METHOD_COLORS
+from posenc.course.figures.style import METHOD_COLORS
 from posenc.nn.absolute import interpolate_table
 from posenc.sinusoidal import (
     sinusoidal_dot_product,

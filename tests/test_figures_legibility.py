@@ -19,8 +19,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from posenc.figures import absolute, relative, rope_alibi, scaling  # noqa: E402
-from posenc.figures.style import (  # noqa: E402
+from posenc.course.figures import absolute, relative, rope_alibi, scaling  # noqa: E402
+from posenc.course.figures.style import (  # noqa: E402
     COLUMN_CSS_PX,
     COURSE_RC,
     DIVERGING,

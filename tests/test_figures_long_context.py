@@ -1,4 +1,4 @@
-"""Chapter 13's tables and figures (posenc.figures.long_context) on hand-made results
+"""Chapter 13's tables and figures (posenc.course.figures.long_context) on hand-made results
 whose answers are known, and on the committed main run."""
 
 import matplotlib
@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from posenc.figures import long_context as lc  # noqa: E402
-from posenc.results import load_results  # noqa: E402
+from posenc.course.figures import long_context as lc  # noqa: E402
+from posenc.course.results import load_results  # noqa: E402
 
 
 def _entry(label, loss, acc, loss_range=None, acc_range=None):
@@ -96,7 +96,7 @@ def test_metric_of_one_seed_has_no_spread(key):
 
 
 def test_a_constrained_layout_figure_is_not_cropped_before_its_layout_runs():
-    from posenc.figures.style import tight_bbox
+    from posenc.course.figures.style import tight_bbox
     fig, axes = plt.subplots(1, 2, figsize=(6.88, 4), layout="constrained")
     lc.draw_metric_rows(axes[1], RESULTS, "retrieval_accuracy")
     lc.draw_metric_rows(axes[0], RESULTS, "loss", show_legend=False)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from posenc.alibi import alibi_bias, alibi_slopes
-from posenc.figures.rope_alibi import (
+from posenc.course.figures.rope_alibi import (
     draw_alibi_bias,
     draw_alibi_slopes,
     draw_rope_angles,
@@ -14,7 +14,7 @@ from posenc.figures.rope_alibi import (
     draw_rope_pair,
     slope_label,
 )
-from posenc.figures.sliders import slider_figure
+from posenc.course.figures.sliders import slider_figure
 from posenc.rope import apply_rope, rope_angles, rope_relative_upper_bound
 
 

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from posenc.figures import rope_today as figs  # noqa: E402
+from posenc.course.figures import rope_today as figs  # noqa: E402
 from posenc.rope import mrope_position_ids, rope_frequencies, wrap_angle  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def test_mrope_figures(fig):
 
 
 def _fire_fit(fig, **values):
-    from posenc.figures.learned_biases import draw_fire_fit, fire_fits
+    from posenc.course.figures.learned_biases import draw_fire_fit, fire_fits
 
     return draw_fire_fit(fig, fits=fire_fits(steps=(0, 500)), **values)
 
@@ -97,13 +97,13 @@ def test_text_is_at_least_11_css_px_where_the_site_shows_it(name, values, figsiz
 
     from matplotlib.text import Text
 
-    from posenc.figures.style import COLUMN_CSS_PX, COURSE_RC, FRAME_DPI, tight_bbox
+    from posenc.course.figures.style import COLUMN_CSS_PX, COURSE_RC, FRAME_DPI, tight_bbox
 
     if name == "fire_fit":
         draw = _fire_fit
     else:
         module, func = name.split(".")
-        draw = getattr(importlib.import_module(f"posenc.figures.{module}"), func)
+        draw = getattr(importlib.import_module(f"posenc.course.figures.{module}"), func)
     with plt.rc_context(COURSE_RC):
         f = plt.figure(figsize=figsize, dpi=FRAME_DPI)
         draw(f, **values)

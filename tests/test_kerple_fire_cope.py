@@ -347,7 +347,7 @@ def test_extrapolation_runs_the_new_methods_by_name(tmp_path):
 # --- the chapter's figures and fits -----------------------------------------------------------
 
 def test_fire_fits_alibi_and_t5_like_targets():
-    from posenc.figures.learned_biases import fire_fit_targets
+    from posenc.course.figures.learned_biases import fire_fit_targets
     from posenc.nn.fire import fit_fire
 
     for name, target in fire_fit_targets(64).items():
@@ -369,7 +369,7 @@ def test_cope_gates_and_the_figures_draw():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from posenc.figures import learned_biases as figs
+    from posenc.course.figures import learned_biases as figs
 
     tokens = "a b . c .".split()
     assert figs.cope_gates(tokens, "sentences").tolist() == [0, 0, 1, 0, 1]

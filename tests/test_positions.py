@@ -15,8 +15,8 @@ import torch
 from torch import nn
 
 from posenc.compare import METHODS, applies_to, extra_attention_cost, position_parameter_count
+from posenc.course.figures.style import METHOD_COLORS
 from posenc.experiments.extrapolation import ExtrapolationConfig, main
-from posenc.figures.style import METHOD_COLORS
 from posenc.model import TinyLM, TinyLMConfig
 from posenc.nn import (
     POSITION_METHODS,

@@ -405,7 +405,7 @@ def test_l0_required_whatever_the_settings(method, d, s):
 # --- the chapter's figure helpers ---------------------------------------------------------
 
 def test_scaled_frequency_table():
-    from posenc.figures.scaling import scaled_frequency_table
+    from posenc.course.figures.scaling import scaled_frequency_table
 
     table = scaled_frequency_table(8, 1e4, 64, 1024)
     assert list(table) == list(SCALING_METHODS)
@@ -421,7 +421,7 @@ def test_draw_functions_show_every_method_and_count_unseen_pairs():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from posenc.figures import scaling as figs
+    from posenc.course.figures import scaling as figs
 
     fig = plt.figure()
     figs.draw_turns_at_position(fig, position=8 * 4096, factor=8)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from posenc.selfcheck import CHAPTERS, correct_answer, questions
+from posenc.course.selfcheck import CHAPTERS, correct_answer, questions
 
 
 @pytest.mark.parametrize("chapter", list(CHAPTERS))

@@ -20,7 +20,8 @@ def test_archive_holds_the_library_its_data_and_every_chapter(archive):
     names = set(zipfile.ZipFile(archive).namelist())
     top = dl.ARCHIVE_TOP
     for needed in ("pyproject.toml", "requirements.txt", "Makefile", "README.md", "_toc.yml",
-                   "src/posenc/__init__.py", "src/posenc/results/extrapolation_results.json"):
+                   "src/posenc/__init__.py",
+                   "src/posenc/course/results/extrapolation_results.json"):
         assert f"{top}/{needed}" in names, needed
     chapters = {p.name for p in (ROOT / "book").glob("*.ipynb")}
     assert chapters and {f"{top}/book/{c}" for c in chapters} <= names

@@ -4,7 +4,7 @@ import re
 import ipywidgets as widgets
 import pytest
 
-from posenc.figures.sliders import format_value, log_steps, slider_figure
+from posenc.course.figures.sliders import format_value, log_steps, slider_figure
 
 
 def draw(fig, a, b=1):
@@ -47,7 +47,7 @@ def test_sliders_are_linked_in_the_browser():
 
 
 def test_png_frames_and_frame_size_on_the_page():
-    from posenc.figures.style import CSS_PX_PER_INCH, FRAME_DPI
+    from posenc.course.figures.style import CSS_PX_PER_INCH, FRAME_DPI
 
     box = slider_figure(draw, {"a": [1, 2]}, title="w", fmt="png")
     html = frames_of(box.children[1])[0].value

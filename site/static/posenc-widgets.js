@@ -6,7 +6,7 @@
  * widget output with <script type="application/vnd.jupyter.widget-view+json">.
  * The stock @jupyter-widgets/html-manager renders these, but it is a 3.6 MB
  * bundle (plus require.js and icon fonts), more than the course's whole page
- * budget. The slider figures of posenc.figures.sliders.slider_figure use only a handful
+ * budget. The slider figures of posenc.course.figures.sliders.slider_figure use only a handful
  * of models -- boxes, SelectionSlider, Stack, HTML and jslink -- so this file
  * renders exactly those, in a few KB, with no request to any other origin.
  * In live Jupyter the real widget manager renders the same widgets.

@@ -3,7 +3,7 @@
 Pure numpy for the maths the figures use (``sinusoidal``, ``rope``, ``scaling``,
 ``alibi``, ``relative``), torch modules in ``posenc.nn``, the tiny language model
 and the extrapolation experiment in ``posenc.model`` and ``posenc.experiments``, and
-the kernel-free slider figures in ``posenc.figures.sliders``.
+the kernel-free slider figures in ``posenc.course.figures.sliders``.
 """
 
 from . import alibi, relative, rope, scaling, sinusoidal

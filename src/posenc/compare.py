@@ -5,7 +5,7 @@ the methods, their facts and their costs come from the registry
 (:data:`posenc.nn.POSITIONS`, one registration per method), parameter counts from the
 torch modules it builds, and the distance curves from :mod:`posenc.sinusoidal`,
 :mod:`posenc.rope` and :mod:`posenc.alibi`. The figure of those curves is
-:func:`posenc.figures.compare.draw_distance_comparison`.
+:func:`posenc.course.figures.compare.draw_distance_comparison`.
 
 The distance curves answer one question per method, each defined so that it is
 a property of the *encoding alone* (a trained model's weights reshape them):

@@ -318,7 +318,7 @@ def test_root_page_has_a_favicon(visit, base_url):
 
 def test_self_check_question_gives_feedback(visit, page_path):
     chapter = page_path.split("/")[-1].removesuffix(".html")
-    from posenc.selfcheck import CHAPTERS, correct_answer, questions
+    from posenc.course.selfcheck import CHAPTERS, correct_answer, questions
 
     if chapter not in CHAPTERS:
         pytest.skip("no self-check questions on this page")

@@ -20,11 +20,11 @@ evaluation) and :mod:`.cli` (the command line, run by ``__main__``). Run it (the
 takes minutes; see the chapter for timings)::
 
     python -m posenc.experiments.extrapolation \
-        --output src/posenc/results/extrapolation_results.json
+        --output src/posenc/course/results/extrapolation_results.json
 
 ``--preset small`` is the configuration the chapter runs live; every field can be
 overridden (``--help``). The same command on the same machine gives the same numbers.
-The figures of the results are in :mod:`posenc.figures.extrapolation`.
+The figures of the results are in :mod:`posenc.course.figures.extrapolation`.
 """
 
 from ...compare import PUBLISHED_WIKITEXT103

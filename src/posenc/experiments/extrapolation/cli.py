@@ -23,9 +23,9 @@ PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --pres
               PI, NTK-aware and YaRN (<= 60 min, --jobs 2)
   small       chapter 13's live run (<= 30 s)
 
-The committed results: src/posenc/results/<preset>.json, made with
+The committed results: src/posenc/course/results/<preset>.json, made with
   python -m posenc.experiments.extrapolation --preset NAME --jobs 2 \\
-      --output src/posenc/results/NAME.json
+      --output src/posenc/course/results/NAME.json
 (chapter 9's text run is extrapolation_results.json)."""
 
 __all__ = ["main", "config_from_command_line"]

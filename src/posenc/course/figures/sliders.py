@@ -11,8 +11,8 @@ Each frame is an ``<img>`` whose ``alt`` text names the values it shows
 (``"PE heatmap: d_model=64, base=10000"``, each name as the slider's label
 reads); the browser tests read it to check that the figure matches the slider.
 
-Frames are drawn :data:`~posenc.figures.style.FIGURE_WIDTH` inches wide at
-:data:`~posenc.figures.style.FRAME_DPI` (2 device px per CSS px when the figure
+Frames are drawn :data:`~posenc.course.figures.style.FIGURE_WIDTH` inches wide at
+:data:`~posenc.course.figures.style.FRAME_DPI` (2 device px per CSS px when the figure
 fills the site's text column) as lossless WebP of a 256-colour palette image.
 In Jupyter every frame is inline (``data:`` URIs), so a notebook works anywhere;
 the site's build (``site/posenc_site.py``) moves all but the first frame of each
@@ -84,7 +84,7 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     slider (default: its middle value). ``labels`` gives a slider a friendlier
     description than its argument name. ``fmt`` is ``"png"`` (the default) or
     ``"webp"``; both store a 256-colour palette image losslessly. ``figsize`` is in inches: a
-    figure :data:`~posenc.figures.style.FIGURE_WIDTH` wide fills the site's text column.
+    figure :data:`~posenc.course.figures.style.FIGURE_WIDTH` wide fills the site's text column.
 
     Returns an ``ipywidgets.VBox``: the sliders on top, then the frames; its
     ``links`` attribute lists the ``jslink`` s (slider index -> Stack).

@@ -2,7 +2,7 @@
 
 Every function draws into the figure (or axes) it is given, from the library's one
 definition of each formula (:mod:`posenc.rope`, :mod:`posenc.scaling`), and returns what
-it drew on, so a slider (:func:`posenc.figures.sliders.slider_figure`) can call it per frame.
+it drew on, so a slider (:func:`posenc.course.figures.sliders.slider_figure`) can call it per frame.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import matplotlib
 import matplotlib.colors as mcolors
 import numpy as np
 
-from .._validation import check_base, check_even_int, check_float, check_int
-from ..rope import (
+from ..._validation import check_base, check_even_int, check_float, check_int
+from ...rope import (
     axial_rope_angles,
     mrope_angles,
     mrope_position_ids,
@@ -20,7 +20,7 @@ from ..rope import (
     wrap_angle,
     xpos_zeta,
 )
-from ..scaling import rope_scaling_frequencies
+from ...scaling import rope_scaling_frequencies
 from .style import COLORS, METHOD_COLORS
 
 __all__ = [

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ._validation import check_choice
+from .._validation import check_choice
 
 __all__ = ["CHAPTERS", "questions", "show_questions", "correct_answer"]
 
@@ -71,7 +71,7 @@ def _why_order() -> list[dict]:
 
 
 def _sinusoidal() -> list[dict]:
-    from .sinusoidal import sinusoidal_dot_product, sinusoidal_wavelengths
+    from ..sinusoidal import sinusoidal_dot_product, sinusoidal_wavelengths
 
     lam = sinusoidal_wavelengths(64, 10000.0)
     doubled = sinusoidal_wavelengths(64, 20000.0)
@@ -109,7 +109,7 @@ def _sinusoidal() -> list[dict]:
 
 
 def _learned() -> list[dict]:
-    from .compare import position_parameter_count
+    from ..compare import position_parameter_count
 
     params = position_parameter_count("learned", d_model=768, max_positions=512)
     return [
@@ -135,7 +135,7 @@ def _learned() -> list[dict]:
 
 
 def _rope() -> list[dict]:
-    from .rope import rope_angles, rope_frequencies
+    from ..rope import rope_angles, rope_frequencies
 
     slow = int((rope_angles(np.array([4096]), 128, 10000.0)[0] < 2 * np.pi).sum())
     slowest = 2 * np.pi / rope_frequencies(128, 10000.0)[-1]
@@ -164,7 +164,7 @@ def _rope() -> list[dict]:
 
 
 def _rope_scaling() -> list[dict]:
-    from .scaling import yarn_attention_factor
+    from ..scaling import yarn_attention_factor
 
     factor = yarn_attention_factor(8.0)
     return [
@@ -190,7 +190,7 @@ def _rope_scaling() -> list[dict]:
 
 
 def _alibi() -> list[dict]:
-    from .alibi import alibi_bias, alibi_slopes
+    from ..alibi import alibi_bias, alibi_slopes
 
     m1 = float(alibi_slopes(8)[0])
     bias = alibi_bias(8, 6)[0]
@@ -213,7 +213,7 @@ def _alibi() -> list[dict]:
 
 
 def _relative() -> list[dict]:
-    from .relative import t5_relative_bucket
+    from ..relative import t5_relative_bucket
 
     far = int(t5_relative_bucket(np.array(200), bidirectional=True, num_buckets=32,
                                  max_distance=128))
@@ -244,7 +244,7 @@ def _relative() -> list[dict]:
 
 
 def _side_by_side() -> list[dict]:
-    from .compare import METHODS, position_parameter_count
+    from ..compare import METHODS, position_parameter_count
 
     names = {"sinusoidal": "sinusoidal", "learned": "learned", "rope": "RoPE",
              "alibi": "ALiBi", "t5": "T5", "shaw": "Shaw"}
@@ -301,8 +301,8 @@ def _extrapolation() -> list[dict]:
 
 
 def _rope_today() -> list[dict]:
-    from .rope import rope_frequencies, xpos_zeta
-    from .scaling import rope_scaling_frequencies
+    from ..rope import rope_frequencies, xpos_zeta
+    from ..scaling import rope_scaling_frequencies
 
     slow = [int((4096 * rope_frequencies(128, b) < 2 * np.pi).sum()) for b in (1e4, 5e5)]
     assert slow[1] > slow[0]
@@ -362,7 +362,7 @@ def _rope_today() -> list[dict]:
 
 
 def _rope_2d_3d() -> list[dict]:
-    from .rope import apply_rope, axial_rope_angles, mrope_position_ids
+    from ..rope import apply_rope, axial_rope_angles, mrope_position_ids
 
     angles = axial_rope_angles(np.array([0, 1]), np.array([0, 0]), 32)  # one row down
     row_turn = float(angles[1, 11] - angles[0, 11])
@@ -408,8 +408,8 @@ def _rope_2d_3d() -> list[dict]:
 
 
 def _learned_biases() -> list[dict]:
-    from .alibi import alibi_slopes
-    from .learned_bias import cope_positions, fire_normalized_distance, kerple_log, kerple_power
+    from ..alibi import alibi_slopes
+    from ..learned_bias import cope_positions, fire_normalized_distance, kerple_log, kerple_power
 
     m = float(alibi_slopes(8)[2])
     assert kerple_power(7.0, m, 1.0) == -m * 7
@@ -454,8 +454,8 @@ def _learned_biases() -> list[dict]:
 
 #: Chapter (notebook name without .ipynb) -> its question builder.
 def _long_context() -> list[dict]:
-    from .retrieval import VALUE_BYTES
-    from .scaling import yarn_attention_factor
+    from ..retrieval import VALUE_BYTES
+    from ..scaling import yarn_attention_factor
 
     chance = 100.0 / VALUE_BYTES.shape[1]
     score_scale = yarn_attention_factor(4.0) ** 2

@@ -12,7 +12,7 @@ import html
 
 import numpy as np
 
-from ..experiments.extrapolation.config import variant_kind
+from ...experiments.extrapolation.config import variant_kind
 from .extrapolation import variant_color, variant_linestyle
 from .style import DIVERGING
 

@@ -1,7 +1,7 @@
 """Draw functions for the figures of the RoPE-scaling chapter.
 
 Each ``draw_*(fig, **values)`` draws into a fresh matplotlib figure, the way
-:func:`posenc.figures.sliders.slider_figure` calls it. The numbers come from
+:func:`posenc.course.figures.sliders.slider_figure` calls it. The numbers come from
 :func:`posenc.scaling.rope_scaling_frequencies`; the figures only draw them.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_float, check_int
-from ..rope import rope_frequencies
-from ..scaling import SCALING_METHODS, rope_scaling_frequencies
+from ..._validation import check_float, check_int
+from ...rope import rope_frequencies
+from ...scaling import SCALING_METHODS, rope_scaling_frequencies
 from .style import COLORS
 
 __all__ = [

@@ -2,14 +2,14 @@
 
 Each takes a matplotlib ``Figure`` (or ``Axes``) and draws into it, so the same
 function serves a static figure and every frame of a
-:func:`posenc.figures.sliders.slider_figure`.
+:func:`posenc.course.figures.sliders.slider_figure`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..relative import relative_positions, t5_bucket_boundaries, t5_relative_bucket
+from ...relative import relative_positions, t5_bucket_boundaries, t5_relative_bucket
 from .style import METHOD_COLORS
 
 __all__ = ["draw_index_matrix", "draw_t5_bucket_map", "draw_t5_bucket_images"]

@@ -1,7 +1,7 @@
 """Draw functions for the figures of the first three chapters (order, sinusoidal, learned).
 
 Each ``draw_*(fig, ...)`` draws into a fresh matplotlib figure, so it can be handed
-to :func:`posenc.figures.sliders.slider_figure` (the slider values are its keyword
+to :func:`posenc.course.figures.sliders.slider_figure` (the slider values are its keyword
 arguments) or called once for a static figure. The numbers come from
 :mod:`posenc.sinusoidal` and :mod:`posenc.nn`: nothing is computed twice.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .._validation import check_int
-from ..sinusoidal import sinusoidal_dot_product, sinusoidal_encoding, sinusoidal_wavelengths
+from ..._validation import check_int
+from ...sinusoidal import sinusoidal_dot_product, sinusoidal_encoding, sinusoidal_wavelengths
 from .sliders import format_value
 from .style import COLORS, DIVERGING, METHOD_COLORS
 
@@ -50,7 +50,7 @@ def draw_pe_heatmap(fig, d_model: int, base: float, num_positions: int = 128):
 
     Shows ``sinusoidal_encoding(num_positions, d_model, base)`` on a fixed colour
     scale ``[-1, 1]`` in 16 levels of the course's perceptually uniform diverging map
-    (:data:`posenc.figures.style.DIVERGING`). Where the frame has at least
+    (:data:`posenc.course.figures.style.DIVERGING`). Where the frame has at least
     :data:`MIN_PX_PER_CELL` pixels per column, every cell is drawn crisp (no blending
     of a sin column into its cos neighbour); a wider table is resampled with an
     anti-aliasing filter before colour mapping, never subsampled, which would draw
@@ -149,7 +149,7 @@ def draw_stretched_columns(fig, table, new_length: int, columns=(3, 5, 9)):
     """
     import torch
 
-    from ..nn.absolute import interpolate_table
+    from ...nn.absolute import interpolate_table
 
     table = torch.as_tensor(np.asarray(table, dtype=np.float32))
     length = table.shape[0]
@@ -191,7 +191,7 @@ def draw_injection_schematic(fig):
     """Schematic of one attention layer with the point where each method adds position.
 
     Boxes are the stages of self-attention, left to right; coloured tags (one
-    colour per method, :data:`posenc.figures.style.METHOD_COLORS`) hang at the stage
+    colour per method, :data:`posenc.course.figures.style.METHOD_COLORS`) hang at the stage
     where that method injects position: above the row for the first method at a
     stage, below it for the second. Returns the axes.
     """

@@ -38,7 +38,7 @@ class _MethodColors(Mapping):
     (looked up when asked, so a method registered later has its colour too)."""
 
     def _colors(self) -> dict[str, str]:
-        from ..nn import POSITIONS  # on first use: the style itself needs no torch
+        from ...nn import POSITIONS  # on first use: the style itself needs no torch
 
         return {name: method.color for name, method in POSITIONS.items()}
 

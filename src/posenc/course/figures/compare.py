@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_int
-from ..alibi import alibi_slopes
-from ..compare import alibi_weight_factor, rope_mean_score, sinusoidal_similarity
-from ..relative import t5_relative_bucket
+from ..._validation import check_int
+from ...alibi import alibi_slopes
+from ...compare import alibi_weight_factor, rope_mean_score, sinusoidal_similarity
+from ...relative import t5_relative_bucket
 from .style import METHOD_COLORS
 
 __all__ = ["draw_distance_comparison"]

@@ -1,7 +1,7 @@
 """Draw functions for the chapter on learned and contextual biases (KERPLE, FIRE, CoPE).
 
 Each ``draw_*(fig, **values)`` draws into a fresh matplotlib figure, the way
-:func:`posenc.figures.sliders.slider_figure` calls it; axes limits stay fixed across
+:func:`posenc.course.figures.sliders.slider_figure` calls it; axes limits stay fixed across
 slider values so that a slider shows a real change. The formulas come from
 :mod:`posenc.learned_bias`; the FIRE fits from :func:`posenc.nn.fire.fit_fire`.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice, check_int
-from ..learned_bias import cope_positions, fire_normalized_distance, kerple_log, kerple_power
-from ..relative import t5_relative_bucket
+from ..._validation import check_choice, check_int
+from ...learned_bias import cope_positions, fire_normalized_distance, kerple_log, kerple_power
+from ...relative import t5_relative_bucket
 from .sliders import format_value
 from .style import METHOD_COLORS
 
@@ -101,7 +101,7 @@ def fire_fit_targets(n: int = 128) -> dict[str, np.ndarray]:
 def fire_fits(steps=(0, 50, 200, 500), n: int = 128) -> dict[str, dict]:
     """:func:`posenc.nn.fire.fit_fire` on each of :func:`fire_fit_targets`, with the fit
     kept at each of ``steps`` (fixed seed: the same numbers on every build)."""
-    from ..nn.fire import fit_fire  # torch only when fitting
+    from ...nn.fire import fit_fire  # torch only when fitting
 
     return {name: fit_fire(target, steps=max(steps), snapshots=tuple(steps))
             for name, target in fire_fit_targets(n).items()}

@@ -1,7 +1,7 @@
 """Draw functions for the slider figures of the RoPE and ALiBi chapters.
 
 Each ``draw_*(fig, **values)`` draws into a fresh matplotlib figure, the way
-:func:`posenc.figures.sliders.slider_figure` calls it. The axes limits are fixed across
+:func:`posenc.course.figures.sliders.slider_figure` calls it. The axes limits are fixed across
 slider values wherever that is possible, so that moving a slider shows a real
 change and not a rescaled axis.
 """
@@ -13,9 +13,9 @@ from fractions import Fraction
 import matplotlib as mpl
 import numpy as np
 
-from .._validation import check_float, check_int
-from ..alibi import alibi_bias, alibi_slopes
-from ..rope import apply_rope, rope_angles, rope_relative_upper_bound
+from ..._validation import check_float, check_int
+from ...alibi import alibi_bias, alibi_slopes
+from ...rope import apply_rope, rope_angles, rope_relative_upper_bound
 from .sliders import format_value
 from .style import COLORS, METHOD_COLORS
 

@@ -1,0 +1,13 @@
+"""The course layer: what the chapters show, kept apart from the library.
+
+``posenc`` itself (the maths, ``posenc.nn``, the model, the data, the retrieval task and
+the experiments) needs numpy and torch only. This package holds what only the course
+needs, with its own dependencies (matplotlib, ipywidgets, jupyterquiz; the ``course``
+extra, which ``lab`` includes):
+
+* :mod:`posenc.course.figures` -- every drawing function and the kernel-free slider figures;
+* :mod:`posenc.course.selfcheck` -- each chapter's self-check questions;
+* :mod:`posenc.course.results` -- the committed experiment results the chapters load.
+
+Nothing in core ``posenc`` imports from here.
+"""
