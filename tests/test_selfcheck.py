@@ -100,3 +100,46 @@ def test_numeric_answers_of_chapter_13_match_the_formulas():
     assert correct_answer(long_context[0]) == pytest.approx(round(100 / 15, 1))
     assert correct_answer(long_context[2]) == pytest.approx(round((0.1 * math.log(4) + 1) ** 2,
                                                                   2))
+
+
+# --- How the questions are drawn: contrast (WCAG AA) and no request to another origin ---
+
+def _luminance(hex_colour):
+    # WCAG 2.1 relative luminance, written out from the definition (sRGB, linearised)
+    channels = [int(hex_colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a, b):
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_contrast_helper_matches_published_values():
+    assert _contrast("#000000", "#ffffff") == pytest.approx(21.0)
+    assert _contrast("#767676", "#ffffff") == pytest.approx(4.54, abs=0.01)  # the AA grey
+
+
+def test_quiz_colours_meet_wcag_aa():
+    from posenc.course.selfcheck import QUIZ_COLORS as c
+
+    text = c["--jq-text-color"]
+    for bg in ("--jq-multiple-choice-bg", "--jq-numeric-bg", "--jq-correct-color",
+               "--jq-incorrect-color"):  # question text; a chosen answer's white text
+        assert _contrast(text, c[bg]) >= 4.5, bg
+    card = "#f4f6f9"  # quiz.css: the card the answers and feedback sit on
+    for fg in ("--jq-correct-color", "--jq-incorrect-color", "--jq-numeric-input-label"):
+        assert _contrast(c[fg], card) >= 4.5, fg
+
+
+def test_quiz_carries_its_styles_and_requests_nothing_from_another_origin():
+    from posenc.course.selfcheck import quiz_html
+
+    html, script = quiz_html("04_rope")
+    assert "posenc-quiz" in html and ".posenc-quiz .Input-text" in html  # quiz.css is inside
+    assert "#f4f6f9" in html  # the card colour the test above measures against
+    # jupyterquiz would fetch MathJax from a CDN where the page's MathJax cannot typeset
+    assert "script.src" not in script and "cdn." not in script
+    assert script.startswith("(function (MathJax) {")
+    assert html == quiz_html("04_rope")[0]  # same id every build

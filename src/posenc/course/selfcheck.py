@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 
 import numpy as np
 
 from .._validation import check_choice
 
-__all__ = ["CHAPTERS", "questions", "show_questions", "correct_answer"]
+__all__ = ["CHAPTERS", "questions", "show_questions", "quiz_html", "correct_answer"]
 
 
 def _mc(question: str, correct: str, wrong: dict[str, str], why: str) -> dict:
@@ -500,7 +501,10 @@ CHAPTERS = {
     "13_long_context": _long_context,
 }
 
-#: jupyterquiz colours with text contrast of at least 4.5:1 (WCAG AA) on both themes.
+#: jupyterquiz's colours; with quiz.css every text/background pair is at least 4.5:1 (WCAG AA)
+#: in both themes. The question sits on dark blue in white; a chosen answer turns dark green
+#: (right) or dark red (wrong) under white text, and the feedback line is written in those
+#: colours on the quiz's light card.
 QUIZ_COLORS = {
     "--jq-multiple-choice-bg": "#1f4e79",
     "--jq-mc-button-bg": "#fafafa",
@@ -509,11 +513,11 @@ QUIZ_COLORS = {
     "--jq-many-choice-bg": "#1f4e79",
     "--jq-numeric-bg": "#1f4e79",
     "--jq-numeric-input-bg": "#ffffff",
-    "--jq-numeric-input-label": "#101010",
+    "--jq-numeric-input-label": "#1a1a1a",
     "--jq-numeric-input-shadow": "#767676",
     "--jq-string-bg": "#1f4e79",
-    "--jq-incorrect-color": "#ffd0d0",
-    "--jq-correct-color": "#c8f7c5",
+    "--jq-incorrect-color": "#a4001d",
+    "--jq-correct-color": "#1e6b24",
     "--jq-text-color": "#ffffff",
     "--jq-link-color": "#cfe3ff",
 }
@@ -536,9 +540,41 @@ def correct_answer(question: dict):
     raise ValueError("question has no correct answer")
 
 
+def quiz_html(chapter: str) -> tuple[str, str]:
+    """``chapter``'s questions as jupyterquiz draws them: (HTML with its styles, JavaScript).
+
+    What ``jupyterquiz.display_quiz`` would display, with three changes: the course's
+    ``quiz.css`` (contrast in both themes) is added to the styles; the quiz's id comes from
+    the chapter (a rebuilt page is the same page); and the script cannot load MathJax from a
+    CDN. jupyterquiz typesets with a page's MathJax 3 when it finds one, but where
+    ``window.MathJax`` exists without ``typeset`` (JupyterLab's) it overwrites it and fetches
+    MathJax from jsDelivr, a request to another origin that fails offline and then throws.
+    The questions use no TeX, so the script gets a ``MathJax`` of its own: the page's when it
+    can typeset, else none; and the fetch line is cut out as well.
+    """
+    from importlib.resources import files
+
+    from jupyterquiz.dynamic.loader import load_questions_script
+    from jupyterquiz.dynamic.renderer import build_script, build_styles, render_div
+
+    qs = questions(chapter)
+    div_id = "posencQuiz" + "".join(c for c in chapter if c.isalpha())  # a JS identifier too
+    prefix, static, url = load_questions_script(qs, div_id)
+    div = render_div(div_id, False, False, False, 1_000_000, 700, 10, "left")
+    css = files(__package__).joinpath("quiz.css").read_text(encoding="utf-8")
+    html = (f'<div class="posenc-quiz">{div}</div></div>'
+            f"{build_styles(div_id, QUIZ_COLORS)}<style>{css}</style>")
+    script = re.sub(r"script\.src\s*=\s*'[^']*';", "return;", build_script(prefix, static, url,
+                                                                        div_id, True))
+    script = ("(function (MathJax) {\n" + script + "\n})(typeof MathJax !== 'undefined' && "
+              "typeof MathJax.typeset === 'function' ? MathJax : undefined);\n")
+    return html, script
+
+
 def show_questions(chapter: str) -> None:
     """Display ``chapter``'s questions (the last cell of each chapter)."""
-    from jupyterquiz import display_quiz
+    from IPython.display import HTML, Javascript, display
 
-    display_quiz(questions(chapter), shuffle_answers=False, max_width=700,
-                 colors=QUIZ_COLORS)
+    html, script = quiz_html(chapter)
+    display(HTML(html))
+    display(Javascript(script))
