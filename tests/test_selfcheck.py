@@ -9,9 +9,9 @@ from posenc.course.selfcheck import CHAPTERS, correct_answer, questions
 
 
 @pytest.mark.parametrize("chapter", list(CHAPTERS))
-def test_three_to_five_well_formed_questions(chapter):
+def test_three_to_six_well_formed_questions(chapter):
     qs = questions(chapter)
-    assert 3 <= len(qs) <= 5
+    assert 3 <= len(qs) <= 6
     for q in qs:
         assert q["type"] in ("multiple_choice", "numeric") and q["question"].strip()
         right = [a for a in q["answers"] if a.get("correct")]
@@ -143,3 +143,50 @@ def test_quiz_carries_its_styles_and_requests_nothing_from_another_origin():
     assert "script.src" not in script and "cdn." not in script
     assert script.startswith("(function (MathJax) {")
     assert html == quiz_html("04_rope")[0]  # same id every build
+
+
+@pytest.mark.parametrize("chapter", list(CHAPTERS))
+def test_at_least_two_questions_test_understanding(chapter):
+    # predict, explain or choose: multiple choice, every answer explained (not just "Not quite.")
+    taught = [q for q in questions(chapter) if q.get("understanding")]
+    assert len(taught) >= 2
+    for q in taught:
+        assert q["type"] == "multiple_choice" and len(q["answers"]) >= 3
+        for a in q["answers"]:
+            reason = a["feedback"].removeprefix("Correct.").removeprefix("Not quite.").strip()
+            assert len(reason) > 20, a
+
+
+def _answer(q, start):
+    return next(a for a in q["answers"] if a["answer"].startswith(start))
+
+
+def test_numbers_in_the_understanding_questions_match_the_formulas():
+    # written out here from the papers, independent of posenc
+    alibi = questions("06_alibi")
+    slopes = [2 ** (-8 * h / 8) for h in range(1, 9)]  # Press et al.: 2^(-8h/n)
+    assert correct_answer(alibi[3]).startswith(f"It shrinks from {-slopes[0] * 7:g} to "
+                                               f"{-slopes[-1] * 7:.3f}")
+    weights = [math.exp(-slopes[0] * r) for r in range(64)]  # bias-only softmax, head 1
+    total, span = sum(weights), 0
+    while sum(weights[:span]) < 0.9 * total:
+        span += 1
+    assert f"nearest {span} keys" in _answer(alibi[4], "Steep")["feedback"]
+
+    def t5_bucket(d, max_distance, num_buckets=32):  # Raffel et al.'s bidirectional bucket
+        half = num_buckets // 2
+        base, exact = (half if d > 0 else 0), half // 2
+        if abs(d) < exact:
+            return base + abs(d)
+        large = exact + int(math.log(abs(d) / exact) / math.log(max_distance / exact)
+                            * (half - exact))
+        return base + min(large, half - 1)
+
+    t5 = _answer(questions("07_relative")[3], "Near")["feedback"]
+    assert (f"share bucket {t5_bucket(500, 128)}; with 1024 they get {t5_bucket(500, 1024)} "
+            f"and {t5_bucket(1000, 1024)}") in t5
+    assert t5_bucket(500, 1024) != t5_bucket(1000, 1024)
+
+    fire = _answer(questions("12_learned_biases")[4], "About 1")["feedback"]
+    half = math.log(0.1 * 50 + 1) / math.log(0.1 * 100 + 1)  # Li et al.: psi(i-j)/psi(i), L=0
+    assert f"gives {half:.3f}" in fire
