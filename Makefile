@@ -31,7 +31,7 @@ help:
 	@echo "make book-cached  quicker rebuild for authors: re-runs only notebooks whose code changed"
 	@echo "make bench        run the benchmarks in benchmarks/"
 
-$(STAMP): requirements.txt pyproject.toml site/jupyterlab-overrides.json
+$(STAMP): requirements.txt pyproject.toml site/jupyterlab/posenc-course.json
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or: make PYTHON=python3)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -39,9 +39,10 @@ $(STAMP): requirements.txt pyproject.toml site/jupyterlab-overrides.json
 	@# its dependencies then come from the ordinary index with everything else.
 	$(BIN)/python -m pip install --quiet --no-deps "torch==$(TORCH_PIN)" --index-url $(TORCH_INDEX)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
-	@# JupyterLab defaults for the course: save widget state, so sliders survive a reopen
-	mkdir -p $(VENV)/share/jupyter/lab/settings
-	cp site/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@# JupyterLab defaults for the course (save widget state, so sliders survive a reopen; no
+	@# news pop-up): pyproject's data-files install them, but not always in editable mode
+	mkdir -p $(VENV)/share/jupyter/lab/settings/overrides.d
+	cp site/jupyterlab/posenc-course.json $(VENV)/share/jupyter/lab/settings/overrides.d/
 	touch $(STAMP)
 
 # The site. -W: any warning (a broken reference, a failing cell) fails the build.

@@ -128,7 +128,7 @@ def test_quiz_colours_meet_wcag_aa():
     for bg in ("--jq-multiple-choice-bg", "--jq-numeric-bg", "--jq-correct-color",
                "--jq-incorrect-color"):  # question text; a chosen answer's white text
         assert _contrast(text, c[bg]) >= 4.5, bg
-    card = "#f4f6f9"  # quiz.css: the card the answers and feedback sit on
+    card = "#f4f6f9"  # course.css: the card the answers and feedback sit on
     for fg in ("--jq-correct-color", "--jq-incorrect-color", "--jq-numeric-input-label"):
         assert _contrast(c[fg], card) >= 4.5, fg
 
@@ -137,7 +137,7 @@ def test_quiz_carries_its_styles_and_requests_nothing_from_another_origin():
     from posenc.course.selfcheck import quiz_html
 
     html, script = quiz_html("04_rope")
-    assert "posenc-quiz" in html and ".posenc-quiz .Input-text" in html  # quiz.css is inside
+    assert "posenc-quiz" in html and ".posenc-quiz .Input-text" in html  # course.css is inside
     assert "#f4f6f9" in html  # the card colour the test above measures against
     # jupyterquiz would fetch MathJax from a CDN where the page's MathJax cannot typeset
     assert "script.src" not in script and "cdn." not in script

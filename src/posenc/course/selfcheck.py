@@ -608,7 +608,7 @@ CHAPTERS = {
     "13_long_context": _long_context,
 }
 
-#: jupyterquiz's colours; with quiz.css every text/background pair is at least 4.5:1 (WCAG AA)
+#: jupyterquiz's colours; with course.css every text/background pair is at least 4.5:1 (WCAG AA)
 #: in both themes. The question sits on dark blue in white; a chosen answer turns dark green
 #: (right) or dark red (wrong) under white text, and the feedback line is written in those
 #: colours on the quiz's light card.
@@ -651,7 +651,8 @@ def quiz_html(chapter: str) -> tuple[str, str]:
     """``chapter``'s questions as jupyterquiz draws them: (HTML with its styles, JavaScript).
 
     What ``jupyterquiz.display_quiz`` would display, with three changes: the course's
-    ``quiz.css`` (contrast in both themes) is added to the styles; the quiz's id comes from
+    ``course.css`` (contrast in both themes; in JupyterLab, no "disconnected" mark on the
+    kernel-free sliders) is added to the styles; the quiz's id comes from
     the chapter (a rebuilt page is the same page); and the script cannot load MathJax from a
     CDN. jupyterquiz typesets with a page's MathJax 3 when it finds one, but where
     ``window.MathJax`` exists without ``typeset`` (JupyterLab's) it overwrites it and fetches
@@ -668,7 +669,7 @@ def quiz_html(chapter: str) -> tuple[str, str]:
     div_id = "posencQuiz" + "".join(c for c in chapter if c.isalpha())  # a JS identifier too
     prefix, static, url = load_questions_script(qs, div_id)
     div = render_div(div_id, False, False, False, 1_000_000, 700, 10, "left")
-    css = files(__package__).joinpath("quiz.css").read_text(encoding="utf-8")
+    css = files(__package__).joinpath("course.css").read_text(encoding="utf-8")
     html = (f'<div class="posenc-quiz">{div}</div></div>'
             f"{build_styles(div_id, QUIZ_COLORS)}<style>{css}</style>")
     script = re.sub(r"script\.src\s*=\s*'[^']*';", "return;", build_script(prefix, static, url,
