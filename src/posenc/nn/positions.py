@@ -239,8 +239,12 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
     keyword-only arguments of ``build`` are the method's options. Option names are one
     namespace: ``MultiHeadSelfAttention`` and ``TinyLM`` pass each method the options it
     declares, so two methods that both take ``base`` both get the one value given (each
-    keeps its own default). ``in_comparison=False`` keeps a method out of the course's
-    side-by-side tables (:data:`posenc.compare.METHODS`). Registering a taken name
+    keeps its own default). ``cost(batch, heads, seq_len, d_model)`` returns the method's
+    extra ``{"matmul_flops", "elementwise_flops", "memory"}`` in one attention pass (a
+    multiply-add is 2 FLOPs, memory in elements); without it the cost is measured
+    (:func:`posenc.compare.measured_attention_cost`). ``color`` is the method's colour in
+    the figures (see :func:`check_color`). ``in_comparison=False`` keeps a method out of
+    the course's side-by-side tables (:data:`posenc.compare.METHODS`). Registering a taken name
     raises ``ValueError`` unless ``replace=True`` (handy when re-running a cell).
     """
     if not isinstance(name, str) or not name.isidentifier():
