@@ -38,6 +38,11 @@ BUILT_IN = ("none", "sinusoidal", "learned", "rope", "alibi", "shaw", "t5",
             "kerple_power", "kerple_log", "fire", "cope")
 
 
+def _small(position):
+    """A 16-row learned table (the methods without that option take nothing)."""
+    return {"max_positions": 16} if "max_positions" in POSITIONS[position].options else {}
+
+
 # --- a method defined here, outside posenc --------------------------------------------------
 
 class LogDistanceBias(PositionEncoding):
@@ -116,7 +121,7 @@ def test_every_method_runs_on_the_meta_device(position, causal):
     layer = MultiHeadSelfAttention(64, 4, position=position, causal=causal).to("meta")
     y = layer(torch.randn(2, 10, 64, device="meta"))
     assert y.shape == (2, 10, 64) and y.device.type == "meta"
-    model = TinyLM(TinyLMConfig(position=position, max_positions=16)).to("meta")
+    model = TinyLM(TinyLMConfig(position=position, options=_small(position))).to("meta")
     logits = model(torch.zeros(1, 12, dtype=torch.long, device="meta"))
     assert logits.shape == (1, 12, 256) and logits.device.type == "meta"
 
@@ -139,7 +144,7 @@ def test_every_method_keeps_the_input_dtype(position, dtype):
     if dtype == torch.bfloat16:  # same weights in float32: bf16 rounding, nothing worse
         reference = layer.float()(x.float())
         assert (y.float() - reference).abs().max() < 0.1 * reference.abs().max()
-    model = TinyLM(TinyLMConfig(position=position, max_positions=16)).to(dtype)
+    model = TinyLM(TinyLMConfig(position=position, options=_small(position))).to(dtype)
     logits = model(torch.randint(0, 256, (1, 12)))
     assert logits.shape == (1, 12, 256) and logits.dtype == dtype
 
@@ -177,7 +182,8 @@ def test_cached_tables_grow_and_are_not_saved():
 @pytest.mark.parametrize("position", BUILT_IN)
 def test_save_load_round_trip_keeps_outputs_identical(position, tmp_path):
     torch.manual_seed(0)
-    config = TinyLMConfig(position=position, max_positions=16, d_model=32, num_heads=4)
+    config = TinyLMConfig(position=position, options=_small(position), d_model=32,
+                          num_heads=4)
     model = TinyLM(config).eval()
     if position == "rope":  # state set after construction must survive too
         model.set_rope_frequencies(model.rotary_embeddings()[0].frequencies / 3)

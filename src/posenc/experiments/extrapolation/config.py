@@ -288,11 +288,13 @@ class ExtrapolationConfig:
 
     def model_config(self, position: str, *, nope: bool = False) -> TinyLMConfig:
         """The :class:`TinyLMConfig` trained for ``position`` (``nope``: with NoPE layers)."""
+        shared = {"max_positions": self.train_length, "base": self.base,
+                  "num_buckets": self.t5_num_buckets, "max_distance": self.t5_max_distance}
+        takes = get_position(position).options
         return TinyLMConfig(
             vocab_size=256, d_model=self.d_model, num_heads=self.num_heads,
             num_layers=self.num_layers, d_ff=self.d_ff, position=position,
-            max_positions=self.train_length, base=self.base,
-            t5_num_buckets=self.t5_num_buckets, t5_max_distance=self.t5_max_distance,
+            options={k: v for k, v in shared.items() if k in takes},
             nope_every=self.nope_every if nope else 0)
 
     def to_dict(self) -> dict:
