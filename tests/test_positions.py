@@ -302,3 +302,25 @@ def test_command_line_registers_a_method_from_a_module(logdist, tmp_path):
         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     _check_results(json.loads(out.read_text()))
+
+
+def test_own_method_options_are_set_from_the_command_line(logdist):
+    from posenc.experiments.extrapolation import PRESETS, config_hash
+    from posenc.experiments.extrapolation.cli import config_from_command_line
+
+    config = config_from_command_line(["--preset", "small", "--encodings", "logdist,alibi",
+                                       "--options", "logdist:log_slope_init=0.25"])
+    assert config.options == (("logdist", (("log_slope_init", 0.25),)),)
+    model = TinyLM(config.model_config("logdist"))
+    slopes = model.blocks[0].attn.encoding.slopes.detach()
+    assert torch.equal(slopes, torch.full((config.num_heads,), 0.25))
+    assert config.to_dict()["options"] == {"logdist": {"log_slope_init": 0.25}}
+    assert ExtrapolationConfig.from_dict(config.to_dict()) == config
+    # a config without options has the canonical JSON (and hash) it had before options existed
+    assert "options" not in PRESETS["small"].to_dict()
+    assert config_hash(config) != config_hash(config.replace(options=()))
+    with pytest.raises(TypeError, match=r"decay are not options of 'logdist', which takes "
+                                        r"log_slope_init"):
+        config_from_command_line(["--encodings", "logdist", "--options", "logdist:decay=1"])
+    with pytest.raises(SystemExit):
+        config_from_command_line(["--options", "logdist=0.3"])

@@ -236,10 +236,11 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
     ``module`` is a :class:`PositionEncoding` subclass. ``build(spec, *, option=default,
     ...)`` makes one for an :class:`AttentionSpec`; by default ``build`` is ``module``
     itself, whose ``__init__`` then takes the spec and keyword-only options. The
-    keyword-only arguments of ``build`` are the method's options. Option names are one
-    namespace: ``MultiHeadSelfAttention`` and ``TinyLM`` pass each method the options it
-    declares, so two methods that both take ``base`` both get the one value given (each
-    keeps its own default). ``cost(batch, heads, seq_len, d_model)`` returns the method's
+    keyword-only arguments of ``build`` are the method's options, and nothing else:
+    ``TinyLMConfig(position=name, options={...})`` and the experiment's ``--options
+    NAME:key=value`` accept exactly those. (``MultiHeadSelfAttention(name, **options)``
+    passes each method the ones it declares and ignores another method's, so one set of
+    keywords fits every method there.) ``cost(batch, heads, seq_len, d_model)`` returns the method's
     extra ``{"matmul_flops", "elementwise_flops", "memory"}`` in one attention pass (a
     multiply-add is 2 FLOPs, memory in elements); without it the cost is measured
     (:func:`posenc.compare.measured_attention_cost`). ``color`` is the method's colour in

@@ -41,6 +41,22 @@ def _comma_list(kind):
     return convert
 
 
+def _value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _method_options(text: str) -> tuple[str, dict]:
+    """``"NAME:key=value,key=value"`` -> ``(NAME, {key: value})``."""
+    name, colon, rest = text.partition(":")
+    pairs = [item.partition("=") for item in rest.split(",") if item]
+    if not colon or not name or any(not eq or not key for key, eq, _ in pairs):
+        raise argparse.ArgumentTypeError(f"expected NAME:key=value,..., got {text!r}")
+    return name, {key: _value(value) for key, _, value in pairs}
+
+
 def _parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m posenc.experiments.extrapolation",
@@ -58,6 +74,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
              "steps": "training steps per encoding", "batch_size": "windows per step",
              "eval_tokens": "held-out bytes evaluated at each length"}
     for field in dataclasses.fields(ExtrapolationConfig):
+        if field.name == "options":
+            continue  # --options NAME:key=value, below
         default = getattr(PRESETS["main"], field.name)
         if isinstance(default, tuple):
             convert = _comma_list(int if "int" in str(field.type) else str)
@@ -66,6 +84,11 @@ def _parse_args(argv=None) -> argparse.Namespace:
         parser.add_argument("--" + field.name.replace("_", "-"), type=convert,
                             help=f"{helps.get(field.name, field.name.replace('_', ' '))} "
                                  f"(main: {_as_text(default)})")
+    parser.add_argument("--options", action="append", default=[], type=_method_options,
+                        metavar="NAME:KEY=VALUE,...",
+                        help="options of method NAME, its constructor's keywords (repeatable), "
+                             "e.g. --options axial_rope:base=100,grid_cols=8; values are read "
+                             "as JSON (numbers, true/false, null), else as text")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch.set_num_threads (default 1: for models this small a "
                              "second thread gains little and, on a busy CPU, costs a lot)")
@@ -88,6 +111,11 @@ def _config(args: argparse.Namespace) -> ExtrapolationConfig:
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(ExtrapolationConfig)
                  if getattr(args, f.name, None) is not None}
     preset = PRESETS[args.preset]
+    if args.options:
+        options = {name: dict(opts) for name, opts in preset.options}
+        for name, opts in args.options:
+            options[name] = {**options.get(name, {}), **opts}
+        overrides["options"] = options
     if "encodings" in overrides:  # the preset's extras follow the methods chosen, unless given
         if "nope_encodings" not in overrides:
             overrides["nope_encodings"] = tuple(e for e in preset.nope_encodings
