@@ -199,3 +199,14 @@ def test_options_are_the_methods_own_and_nothing_else():
     with pytest.raises(TypeError, match=r"max_positions.*'rope', which takes base, "
                                         r"rope_layout, rope_frequencies"):
         TinyLMConfig(position="rope", options={"max_positions": 64})
+
+
+def test_token_ids_out_of_the_vocabulary_fail_clearly():
+    """Issue 19: a token id >= 256 gave a raw IndexError from the embedding."""
+    model = TinyLM(TinyLMConfig())
+    with pytest.raises(ValueError, match=r"token ids must be in \[0, vocab_size=256\), got ids "
+                                         r"from 3 to 256"):
+        model(torch.tensor([[3, 256]]))
+    with pytest.raises(ValueError, match="from -1 to 4"):
+        model(torch.tensor([[-1, 4]]))
+    assert model(torch.tensor([[0, 255]])).shape == (1, 2, 256)

@@ -308,7 +308,8 @@ def alibi_weight_factor(distances, num_heads: int = 8) -> np.ndarray:
 
     Relative to a key at distance 0 with the same ``q . k``; exact, since softmax
     weights are proportional to ``exp(score)``. Shape ``[num_heads, *distances.shape]``,
-    head 0 (steepest slope) first.
+    heads in :func:`~posenc.alibi.alibi_slopes`' order (steepest first only when
+    ``num_heads`` is a power of two).
     """
     k = np.abs(np.asarray(distances, dtype=np.float64))
     slopes = alibi_slopes(num_heads)

@@ -215,6 +215,11 @@ class TinyLM(nn.Module):
         if tokens.ndim != 2 or tokens.dtype not in (torch.int64, torch.int32):
             raise ValueError(f"tokens must be an integer tensor [batch, seq], got "
                              f"{tuple(tokens.shape)} {tokens.dtype}")
+        vocab = self.config.vocab_size
+        if tokens.numel() and tokens.device.type != "meta" and not (
+                0 <= int(tokens.min()) and int(tokens.max()) < vocab):
+            raise ValueError(f"token ids must be in [0, vocab_size={vocab}), got ids from "
+                             f"{int(tokens.min())} to {int(tokens.max())} (bytes are 0..255)")
         x = self.token_embedding(tokens)  # [batch, seq, d_model]
         if self.position_embedding is not None:
             x = self.position_embedding.embed(x)  # + a [seq, d_model] table
