@@ -324,3 +324,37 @@ def test_own_method_options_are_set_from_the_command_line(logdist):
         config_from_command_line(["--encodings", "logdist", "--options", "logdist:decay=1"])
     with pytest.raises(SystemExit):
         config_from_command_line(["--options", "logdist=0.3"])
+
+
+def test_a_results_file_reruns_from_its_own_recorded_command(logdist, tmp_path):
+    """Issue 19: the results record the exact command (a ``--register`` given as a ``.py``
+    path, with its source's SHA-256); running that command again gives the same numbers."""
+    from posenc.course.results import load_results
+
+    module = tmp_path / "my_positions.py"
+    module.write_text("import test_positions\ntest_positions.register_log_distance()\n")
+    first = tmp_path / "first.json"
+    main(["--register", str(module), "--encodings", "logdist,alibi",
+          "--options", "logdist:log_slope_init=0.25", *TINY_ARGS, "--output", str(first)])
+    recorded = load_results(first)  # any path, not only the committed files
+    argv = recorded["argv"]
+    assert argv[1:3] == ["-m", "posenc.experiments.extrapolation"]
+    assert recorded["register"] == [{"module": str(module), "sha256": __import__(
+        "hashlib").sha256(module.read_bytes()).hexdigest()}]
+    assert recorded["config"]["options"] == {"logdist": {"log_slope_init": 0.25}}
+    second = tmp_path / "second.json"
+    argv = [*argv[:argv.index("--output") + 1], str(second), *argv[argv.index("--output") + 2:]]
+    env = {**os.environ, "PYTHONHASHSEED": "0",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"),
+                                          str(Path(__file__).parent)])}
+    proc = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    rerun = load_results(str(second))
+    assert rerun["config_hash"] == recorded["config_hash"]
+    assert rerun["register"] == recorded["register"]
+    for name, entry in recorded["variants"].items():
+        assert rerun["variants"][name]["loss"] == entry["loss"], name
+        assert rerun["variants"][name]["history"]["loss"] == entry["history"]["loss"], name
+    with pytest.raises(ValueError, match="no results file"):
+        load_results(str(tmp_path / "missing.json"))

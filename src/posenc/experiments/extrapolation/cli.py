@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import json
+import sys
 from pathlib import Path
 
 from ...nn import POSITION_METHODS
 from .config import PRESETS, ExtrapolationConfig
-from .run import format_summary, run_experiment
+from .run import format_summary, import_registration, run_experiment
 
 #: What ``--help`` says about the presets (timings: benchmarks/README.md).
 PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --preset NAME):
   text        chapter 9's committed run: 6 methods, text only, L_train=128, 1000 steps
               (about 13 min, 1 thread)
   text-small  chapter 9's live run (seconds)
-  main        chapter 13: every registered method for text (and RoPE with NoPE
-              layers), text + key-value retrieval, L_train=64, 1 seed (<= 20 min, --jobs 2)
+  main        chapter 13: every built-in method for text (and RoPE with NoPE
+              layers; a --register'ed method joins only through --encodings),
+              text + key-value retrieval, L_train=64, 1 seed (<= 20 min, --jobs 2)
   full        main with 3 seeds, plus RoPE fine-tuned at 4x L_train with no scaling,
               PI, NTK-aware and YaRN (<= 60 min, --jobs 2)
   small       chapter 13's live run (<= 30 s)
@@ -100,9 +101,10 @@ def _parse_args(argv=None) -> argparse.Namespace:
                         help="where to write the results JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--register", action="append", default=[], metavar="MODULE",
-                        help="import MODULE first (repeatable): a module that registers your "
-                             "own position method with posenc.nn.register_position, whose "
-                             "name --encodings may then use")
+                        help="import MODULE first (repeatable): a module name or a .py path "
+                             "that registers your own position method with "
+                             "posenc.nn.register_position, whose name --encodings may then "
+                             "use; recorded in the results with its source's SHA-256")
     return parser.parse_args(argv)
 
 
@@ -131,12 +133,14 @@ def config_from_command_line(argv) -> ExtrapolationConfig:
 
 
 def main(argv=None) -> dict:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = _parse_args(argv)
     for module in args.register:
-        importlib.import_module(module)  # registers its position methods
+        import_registration(module)  # registers its position methods
     config = _config(args)
+    command = [Path(sys.executable).name, "-m", "posenc.experiments.extrapolation", *argv]
     results = run_experiment(config, threads=args.threads, progress=not args.no_progress,
-                             jobs=args.jobs, register=tuple(args.register))
+                             jobs=args.jobs, register=tuple(args.register), command=command)
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(results, indent=1) + "\n")

@@ -10,11 +10,13 @@ import concurrent.futures
 import copy
 import hashlib
 import importlib
+import importlib.util
 import math
 import multiprocessing
 import os
 import platform
 import random
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -58,19 +60,49 @@ __all__ = [
     "t5_bias_by_distance",
 ]
 
-#: The library files whose code decides the numbers (hashed into the results, for the record).
-_SOURCE_FILES = ("model.py", "data.py", "rope.py", "alibi.py", "relative.py", "sinusoidal.py",
-                 "scaling.py", "nn/*.py", "experiments/extrapolation/*.py")
-
-
 def _code_hash() -> str:
-    """SHA-256 over the source files that decide the numbers (for the record only)."""
-    root = Path(__file__).resolve().parents[2]
+    """SHA-256 over the source of every ``posenc`` module this process has imported (the
+    code that can decide the numbers; for the record only), in module-name order."""
+    root = Path(__file__).resolve().parents[2]  # the posenc package
     digest = hashlib.sha256()
-    for pattern in _SOURCE_FILES:
-        for path in sorted(root.glob(pattern)):
-            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    for name in sorted(sys.modules):
+        path = getattr(sys.modules[name], "__file__", None)
+        if (name == "posenc" or name.startswith("posenc.")) and path:
+            path = Path(path)
+            if path.suffix == ".py" and path.is_file():
+                digest.update(str(path.resolve().relative_to(root)).encode() + b"\0"
+                              + path.read_bytes())
     return digest.hexdigest()
+
+
+def import_registration(module: str):
+    """Import ``module``, a module name (``my_positions``) or the path of a ``.py`` file,
+    for the position methods it registers; returns the module."""
+    if not isinstance(module, str) or not module:
+        raise TypeError(f"register: expected a module name or a .py path, got {module!r}")
+    if module.endswith(".py") or os.sep in module or "/" in module:
+        path = Path(module).resolve()
+        if not path.is_file():
+            raise ValueError(f"register: no file {module!r}")
+        name = path.stem
+        if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(path):
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules[name] = loaded
+        spec.loader.exec_module(loaded)
+        return loaded
+    return importlib.import_module(module)
+
+
+def registration_record(modules) -> list[dict]:
+    """``[{"module", "sha256"}]``: each ``--register`` module and the SHA-256 of its source."""
+    record = []
+    for module in modules:
+        path = getattr(import_registration(module), "__file__", None)
+        source = Path(path).read_bytes() if path else b""
+        record.append({"module": module, "sha256": hashlib.sha256(source).hexdigest()})
+    return record
 
 
 def seed_everything(seed: int) -> None:
@@ -431,7 +463,7 @@ def _tasks(config: ExtrapolationConfig) -> list[tuple[int, str, bool]]:
 def _worker_setup(modules: tuple[str, ...]) -> None:
     torch.set_num_threads(1)
     for module in modules:
-        importlib.import_module(module)  # a reader's registered methods, in the worker too
+        import_registration(module)  # a reader's registered methods, in the worker too
 
 
 def _run_task(args):
@@ -441,7 +473,7 @@ def _run_task(args):
 
 def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: int | None = 1,
                    progress: bool = True, corpus=None, jobs: int = 1,
-                   register: tuple[str, ...] = ()) -> dict:
+                   register: tuple[str, ...] = (), command: list[str] | None = None) -> dict:
     """Train every encoding in ``config`` (every seed) and evaluate every variant; return
     the results.
 
@@ -449,7 +481,10 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
     that many training runs at once in worker processes (one thread each; ``register``
     names modules each worker imports first, for methods registered outside
     :mod:`posenc`); the numbers do not depend on ``jobs``. The dict is what ``main``
-    writes as JSON: ``config`` (``config.to_dict()``), ``config_hash``, ``corpus``
+    writes as JSON: ``command`` (the exact command line when ``main`` ran it, as a list
+    in ``argv``), ``register`` (each registered module and its source's SHA-256),
+    ``config`` (``config.to_dict()``, the methods' options included), ``config_hash``,
+    ``code_hash`` (of every ``posenc`` module imported), ``corpus``
     (files, sizes, SHA-256), ``eval_lengths``, ``runtime`` (threads, jobs, versions, wall
     time, load average) and ``variants``: per variant its ``label``,
     ``trained_encoding``, ``loss`` per evaluation length (nats per byte, ``null`` = not
@@ -494,7 +529,10 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
              for v in e.get("history", {}).get("load_average", [])]
     results = {
         "experiment": "train short, test long (Press et al., 2022 protocol, scaled down)",
-        "command": "python -m posenc.experiments.extrapolation",
+        "command": ("run_experiment (from Python)" if command is None
+                    else shlex.join(command)),
+        **({} if command is None else {"argv": list(command)}),
+        **({"register": registration_record(register)} if register else {}),
         "config": config.to_dict(),
         "config_hash": config_hash(config),
         "code_hash": code_hash,
