@@ -24,15 +24,12 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
 from ... import retrieval
 from ..._validation import check_int, to_numpy
 from ...data import contiguous_windows, load_stdlib_corpus, random_windows
 from ...model import TinyLM
 from ...nn import POSITIONS, T5RelativeBias
-from ...nn.rotary import pi_frequencies
-from ...relative import t5_relative_bucket
 from ...scaling import rope_scaling_frequencies
 from .config import (
     PRESETS,
@@ -49,16 +46,54 @@ __all__ = [
     "train_model",
     "t5_bias_table",
     "per_position_loss",
-    "rope_pi_frequencies",
     "scaled_rope_frequencies",
     "finetune_rope",
     "retrieval_accuracy",
     "run_experiment",
-    "summary_rows",
     "format_summary",
-    "binned_mean",
-    "t5_bias_by_distance",
 ]
+
+def _progress(iterable, *, total: int, desc: str, enabled: bool):
+    """``iterable`` with a progress bar on stderr when ``enabled`` (``set_postfix`` and
+    ``close`` as tqdm's): tqdm's if it is installed (it is optional), else a plain line."""
+    if enabled:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            pass
+        else:
+            return tqdm(iterable, total=total, desc=desc, file=sys.stderr, mininterval=0.5,
+                        leave=True)
+    return _PlainProgress(iterable, total, desc, enabled)
+
+
+class _PlainProgress:
+    """A progress line on stderr, rewritten at most twice a second (no tqdm needed)."""
+
+    def __init__(self, iterable, total: int, desc: str, enabled: bool):
+        self.iterable, self.total, self.desc, self.enabled = iterable, total, desc, enabled
+        self.postfix, self.done, self.last = "", 0, 0.0
+
+    def __iter__(self):
+        for item in self.iterable:
+            yield item
+            self.done += 1
+            if self.enabled and time.perf_counter() - self.last > 0.5:
+                self._write()
+
+    def set_postfix(self, **values):
+        self.postfix = ", ".join(f"{k}={v}" for k, v in values.items())
+
+    def _write(self, end: str = ""):
+        self.last = time.perf_counter()
+        postfix = f" [{self.postfix}]" if self.postfix else ""
+        sys.stderr.write(f"\r{self.desc}: {self.done}/{self.total}{postfix}{end}")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.enabled:
+            self._write("\n")
+
 
 def _code_hash() -> str:
     """SHA-256 over the source of every ``posenc`` module this process has imported (the
@@ -163,8 +198,7 @@ def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps
     running, running_retrieval, count = 0.0, 0.0, 0
     start = time.perf_counter()
     model.train()
-    bar = tqdm(range(steps), desc=f"{desc:>10}", disable=not progress, file=sys.stderr,
-               mininterval=0.5, leave=True)
+    bar = _progress(range(steps), total=steps, desc=f"{desc:>10}", enabled=progress)
     for step in bar:
         for group in optimizer.param_groups:
             group["lr"] = group["lr_scale"] * lr_at(step)
@@ -304,13 +338,6 @@ def per_position_loss(model: TinyLM, inputs: torch.Tensor, targets: torch.Tensor
                                reduction="none")  # [b, length]
         total += loss.double().sum(0)
     return to_numpy(total / inputs.shape[0])
-
-
-def rope_pi_frequencies(config: ExtrapolationConfig, eval_length: int) -> np.ndarray:
-    """Position Interpolation for ``eval_length`` (:func:`posenc.nn.rotary.pi_frequencies`
-    for the config's head size and training length). Shape ``[head_dim // 2]``."""
-    return pi_frequencies(config.d_model // config.num_heads, config.base,
-                          config.train_length, eval_length)
 
 
 def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *,
@@ -515,8 +542,8 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
                 initargs=(tuple(register),)) as pool:
             futures = [pool.submit(_run_task, (config, encoding, seed, nope, corpus))
                        for seed, encoding, nope in tasks]
-            bar = tqdm(concurrent.futures.as_completed(futures), total=len(futures),
-                       desc="training runs", disable=not progress, file=sys.stderr)
+            bar = _progress(concurrent.futures.as_completed(futures), total=len(futures),
+                            desc="training runs", enabled=progress)
             for _ in bar:
                 pass
             outputs = [future.result() for future in futures]
@@ -562,11 +589,6 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
     return results
 
 
-def summary_rows(results: dict) -> list[tuple]:
-    """``(label, loss at each eval length...)`` per variant, ``None`` where undefined."""
-    return [(v["label"], *v["loss"]) for v in results["variants"].values()]
-
-
 def format_summary(results: dict) -> str:
     """A plain-text table of loss (nats/byte) per variant and evaluation length, and of
     retrieval accuracy when the results have it (means over seeds)."""
@@ -585,36 +607,3 @@ def format_summary(results: dict) -> str:
                             for x in entry[key])
             lines.append(f"{entry['label'][:width - 1]:<{width}}{cells}")
     return "\n".join(line for line in lines if line is not None)
-
-
-def binned_mean(values, bin_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Mean of consecutive bins of ``bin_size`` values: ``(bin centres, means)``.
-
-    Shape: ``values`` ``[n]`` with ``n`` a multiple of ``bin_size``; both outputs
-    ``[n // bin_size]``. Centres are in position units (first position is 0).
-    """
-    values = np.asarray(values, dtype=np.float64)
-    bin_size = check_int("bin_size", bin_size)
-    if values.ndim != 1 or len(values) % bin_size:
-        raise ValueError(f"values must be 1-D with a length divisible by bin_size={bin_size}, "
-                         f"got shape {values.shape}")
-    means = values.reshape(-1, bin_size).mean(axis=1)
-    centres = np.arange(len(means)) * bin_size + (bin_size - 1) / 2
-    return centres, means
-
-
-def t5_bias_by_distance(results: dict, variant: str = "t5", max_distance: int | None = None):
-    """The learned T5 bias as a function of distance ``i - j`` for every head.
-
-    Returns ``(distances, bias)`` with ``distances`` ``[0 .. max_distance]`` (default: the
-    longest evaluation length minus one) and ``bias`` ``[num_heads, len(distances)]``,
-    looked up through :func:`posenc.relative.t5_relative_bucket` (causal buckets).
-    """
-    config = results["config"]
-    table = np.asarray(results["variants"][variant]["t5_bias"])  # [buckets, heads]
-    max_distance = results["eval_lengths"][-1] - 1 if max_distance is None else max_distance
-    distances = np.arange(max_distance + 1)
-    buckets = t5_relative_bucket(-distances, bidirectional=False,
-                                 num_buckets=config["t5_num_buckets"],
-                                 max_distance=config["t5_max_distance"])
-    return distances, table[buckets].T
