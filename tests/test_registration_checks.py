@@ -181,3 +181,12 @@ def test_a_wrong_bias_at_run_time_fails_naming_the_method_not_deep_in_torch():
             layer(torch.randn(1, 6, 16))
     finally:
         POSITIONS.pop("late", None)
+
+
+def test_built_in_methods_have_distinct_colours():
+    """Issue 19: shaw and partial_rope shared #E69F00, so a figure with both mixed them up."""
+    from posenc.course.figures.style import METHOD_COLORS
+
+    colours = {name: method.color.lower() for name, method in POSITIONS.items()}
+    assert len(set(colours.values())) == len(colours), colours
+    assert all(METHOD_COLORS[name].lower() == colour for name, colour in colours.items())
