@@ -146,3 +146,14 @@ def test_bad_input_chapter_helpers():
         attention_span([0.5, 0.5], 1.5)
     with pytest.raises(ValueError, match="mass"):
         attention_span([0.5, 0.5], 0.0)
+
+
+def test_slopes_order_for_six_heads_is_the_official_one_not_sorted():
+    """Issue 19: the docstring said "largest first", untrue unless num_heads is a power of
+    two. Six heads: 4 power-of-two slopes, then the 1st and 3rd of the 8-head sequence."""
+    expected = [2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8, 2.0**-1, 2.0**-3]
+    np.testing.assert_array_equal(alibi_slopes(6), expected)
+    np.testing.assert_array_equal(alibi_slopes(6), official_get_slopes(6))
+    assert "largest first" not in alibi_slopes.__doc__.split("\n")[0]
+    for n in (1, 2, 4, 8, 16):  # sorted exactly when n is a power of two
+        assert list(alibi_slopes(n)) == sorted(alibi_slopes(n), reverse=True)

@@ -193,3 +193,59 @@ def test_the_alibi_paper_table_is_one_table_in_two_layouts():
     assert ALIBI_PAPER_WIKITEXT103["columns"][2:] == ("sinusoidal", "rotary", "T5 bias", "ALiBi")
     for row in ALIBI_PAPER_WIKITEXT103["rows"]:
         assert tuple(PUBLISHED_WIKITEXT103[row[:2]].values()) == row[2:]
+
+
+# --- the measured cost (a method registered without cost=) ----------------------------------
+
+COST_SIZES = [dict(d_model=64, num_heads=4, seq_len=12, batch=3),
+              dict(d_model=512, num_heads=8, seq_len=2048, batch=1)]
+#: Methods whose hand formula counts only work the measurement sees (matrix products in the
+#: hooks, applying their outputs, returned and cached tensors): every component must agree.
+#: The others agree on matmul_flops; their hand formulas add work done to *build* an output
+#: (KERPLE's distance transform, FIRE's hidden layer, CoPE's gates, xPos's scale), rotations
+#: by angle 0 that change nothing (p-RoPE), or tables made per call and neither returned nor
+#: cached (2-D RoPE's angles, Shaw's a^K and a^V).
+FULLY_MEASURED = ("sinusoidal", "learned", "rope", "partial_rope", "alibi", "t5")
+
+
+@pytest.mark.parametrize("sizes", COST_SIZES)
+def test_hand_cost_formulas_equal_the_measured_cost(sizes):
+    from posenc.compare import ALL_METHODS, measured_attention_cost
+
+    for method in ALL_METHODS:
+        hand = extra_attention_cost(method, **sizes)
+        measured = measured_attention_cost(method, **sizes, max_positions=sizes["seq_len"])
+        assert hand["matmul_flops"] == measured["matmul_flops"], method
+        if method in FULLY_MEASURED:
+            assert hand == measured, method
+
+
+def test_a_method_without_a_cost_formula_is_measured_and_appears_in_the_tables():
+    from posenc.nn import POSITIONS, PositionEncoding, register_position
+
+    class ProductBias(PositionEncoding):
+        """A bias that reads q (one matmul) and returns [batch, heads, q, k]."""
+
+        def __init__(self, spec, *, scale: float = 0.5):
+            super().__init__()
+            self.proj = torch.nn.Linear(spec.head_dim, spec.head_dim, bias=False)
+            self.scale = scale
+
+        def score_bias(self, q, k):
+            return self.scale * (self.proj(q) @ k.transpose(-1, -2))
+
+    try:
+        register_position("product_bias", ProductBias, color="#654321")
+        b, h, n, d = 2, 4, 10, 32
+        cost = extra_attention_cost("product_bias", d_model=d, num_heads=h, seq_len=n, batch=b)
+        d_head = d // h
+        # the projection (b h n d_head^2 multiply-adds) and the product (b h n^2 d_head), 2
+        # FLOPs each; adding [b, h, n, n] to the scores; the bias per sequence is h n^2
+        assert cost == {"matmul_flops": 2 * b * h * n * d_head * (d_head + n),
+                        "elementwise_flops": b * h * n * n, "memory": h * n * n}
+        assert "product_bias" in METHODS
+        row = next(r for r in comparison_rows(d_model=d, num_heads=h, seq_len=n)
+                   if r["method"] == "product_bias")
+        assert row["extra memory"] == h * n * n and row["parameters"] == d_head**2
+    finally:
+        POSITIONS.pop("product_bias", None)

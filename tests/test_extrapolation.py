@@ -29,9 +29,9 @@ from posenc.experiments.extrapolation import (
     config_hash,
     format_summary,
     learning_rate_at,
-    rope_pi_frequencies,
     run_experiment,
 )
+from posenc.nn.rotary import pi_frequencies
 from posenc.rope import rope_frequencies
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +128,8 @@ def test_rope_pi_divides_every_frequency_by_the_length_ratio():
     config = PRESETS["text"]
     head_dim = config.d_model // config.num_heads
     for mult in config.eval_multipliers:
-        got = rope_pi_frequencies(config, mult * config.train_length)
+        got = pi_frequencies(head_dim, config.base, config.train_length,
+                             mult * config.train_length)
         np.testing.assert_allclose(got, rope_frequencies(head_dim, config.base) / mult,
                                    rtol=1e-15)
 

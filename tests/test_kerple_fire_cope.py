@@ -54,8 +54,7 @@ def test_shapes_of_layers_models_and_biases(position, causal):
     bias = m.encoding.score_bias(q, q)
     expected = (3, 4, 11, 11) if position == "cope" else (4, 11, 11)
     assert bias.shape == expected and bias.dtype == q.dtype and torch.isfinite(bias).all()
-    lm = TinyLM(TinyLMConfig(position=position, d_model=32, num_heads=4, num_layers=2,
-                             max_positions=16))
+    lm = TinyLM(TinyLMConfig(position=position, d_model=32, num_heads=4, num_layers=2))
     assert lm(torch.randint(0, 256, (2, 20))).shape == (2, 20, 256)
 
 

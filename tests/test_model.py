@@ -3,12 +3,13 @@ import torch
 import torch.nn.functional as F
 
 from posenc.model import ABSOLUTE_METHODS, TinyLM, TinyLMConfig
-from posenc.nn import POSITION_METHODS, RotaryEmbedding, T5RelativeBias
+from posenc.nn import POSITION_METHODS, POSITIONS, RotaryEmbedding, T5RelativeBias
 from posenc.rope import rope_frequencies
 from posenc.sinusoidal import sinusoidal_encoding
 
-SMALL = dict(vocab_size=50, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_positions=16,
-             t5_num_buckets=8, t5_max_distance=16, shaw_max_distance=4)
+SMALL = dict(vocab_size=50, d_model=32, num_heads=4, num_layers=2, d_ff=64)
+#: Small options, each given to the methods that take it.
+SMALL_OPTIONS = dict(max_positions=16, num_buckets=8, max_distance=16, shaw_max_distance=4)
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest.py
@@ -16,7 +17,10 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest.
 
 def make_lm(position, seed=0, dtype=torch.float64, **changes):
     torch.manual_seed(seed)
-    model = TinyLM(TinyLMConfig(position=position, **{**SMALL, **changes}))
+    takes = POSITIONS[position].options
+    options = {k: v for k, v in {**SMALL_OPTIONS, **changes}.items() if k in takes}
+    fields = {k: v for k, v in changes.items() if k not in takes and k not in SMALL_OPTIONS}
+    model = TinyLM(TinyLMConfig(position=position, options=options, **{**SMALL, **fields}))
     # make the small learned position tables matter as much as the rest in the checks
     for module in model.modules():
         if isinstance(module, T5RelativeBias):
@@ -164,8 +168,10 @@ def test_loss_falls_on_a_tiny_overfit_batch(position):
     (dict(position="cope_xyz"), ValueError),
     (dict(d_model=30, num_heads=4), ValueError),
     (dict(num_layers=0), ValueError),
-    (dict(interpolate="cubic"), ValueError),
-    (dict(base=1.0), ValueError),
+    (dict(position="learned", options={"interpolate": "cubic"}), ValueError),
+    (dict(position="rope", options={"base": 1.0}), ValueError),
+    (dict(position="rope", options={"num_buckets": 8}), TypeError),  # T5's, not RoPE's
+    (dict(base=1.0), TypeError),  # no longer a field: an option of the methods with a base
     (dict(d_model=32.0), TypeError),
 ])
 def test_config_rejects_bad_values(bad, error):
@@ -176,3 +182,31 @@ def test_config_rejects_bad_values(bad, error):
 def test_forward_rejects_float_tokens():
     with pytest.raises(ValueError, match="integer tensor"):
         make_lm("none")(torch.zeros(1, 4))
+
+
+def test_options_are_the_methods_own_and_nothing_else():
+    """Each method gets its constructor's keywords and its own defaults: axial RoPE keeps
+    its base 100 inside TinyLM (it got the sinusoidal 10000 when options were one
+    namespace), and an option of another method is refused, naming the accepted ones."""
+    model = TinyLM(TinyLMConfig(position="axial_rope", d_model=32, num_heads=2))
+    assert model.blocks[0].attn.encoding.base == 100.0
+    assert TinyLMConfig(position="axial_rope").position_options() == {"base": 100.0,
+                                                                     "grid_cols": 8}
+    config = TinyLMConfig(position="axial_rope", options={"base": 1000.0, "grid_cols": 4})
+    assert TinyLM(config).blocks[0].attn.encoding.base == 1000.0
+    assert config.options == (("base", 1000.0), ("grid_cols", 4))  # hashable, sorted
+    hash(config)
+    with pytest.raises(TypeError, match=r"max_positions.*'rope', which takes base, "
+                                        r"rope_layout, rope_frequencies"):
+        TinyLMConfig(position="rope", options={"max_positions": 64})
+
+
+def test_token_ids_out_of_the_vocabulary_fail_clearly():
+    """Issue 19: a token id >= 256 gave a raw IndexError from the embedding."""
+    model = TinyLM(TinyLMConfig())
+    with pytest.raises(ValueError, match=r"token ids must be in \[0, vocab_size=256\), got ids "
+                                         r"from 3 to 256"):
+        model(torch.tensor([[3, 256]]))
+    with pytest.raises(ValueError, match="from -1 to 4"):
+        model(torch.tensor([[-1, 4]]))
+    assert model(torch.tensor([[0, 255]])).shape == (1, 2, 256)

@@ -38,6 +38,11 @@ BUILT_IN = ("none", "sinusoidal", "learned", "rope", "alibi", "shaw", "t5",
             "kerple_power", "kerple_log", "fire", "cope")
 
 
+def _small(position):
+    """A 16-row learned table (the methods without that option take nothing)."""
+    return {"max_positions": 16} if "max_positions" in POSITIONS[position].options else {}
+
+
 # --- a method defined here, outside posenc --------------------------------------------------
 
 class LogDistanceBias(PositionEncoding):
@@ -116,7 +121,7 @@ def test_every_method_runs_on_the_meta_device(position, causal):
     layer = MultiHeadSelfAttention(64, 4, position=position, causal=causal).to("meta")
     y = layer(torch.randn(2, 10, 64, device="meta"))
     assert y.shape == (2, 10, 64) and y.device.type == "meta"
-    model = TinyLM(TinyLMConfig(position=position, max_positions=16)).to("meta")
+    model = TinyLM(TinyLMConfig(position=position, options=_small(position))).to("meta")
     logits = model(torch.zeros(1, 12, dtype=torch.long, device="meta"))
     assert logits.shape == (1, 12, 256) and logits.device.type == "meta"
 
@@ -139,7 +144,7 @@ def test_every_method_keeps_the_input_dtype(position, dtype):
     if dtype == torch.bfloat16:  # same weights in float32: bf16 rounding, nothing worse
         reference = layer.float()(x.float())
         assert (y.float() - reference).abs().max() < 0.1 * reference.abs().max()
-    model = TinyLM(TinyLMConfig(position=position, max_positions=16)).to(dtype)
+    model = TinyLM(TinyLMConfig(position=position, options=_small(position))).to(dtype)
     logits = model(torch.randint(0, 256, (1, 12)))
     assert logits.shape == (1, 12, 256) and logits.dtype == dtype
 
@@ -177,7 +182,8 @@ def test_cached_tables_grow_and_are_not_saved():
 @pytest.mark.parametrize("position", BUILT_IN)
 def test_save_load_round_trip_keeps_outputs_identical(position, tmp_path):
     torch.manual_seed(0)
-    config = TinyLMConfig(position=position, max_positions=16, d_model=32, num_heads=4)
+    config = TinyLMConfig(position=position, options=_small(position), d_model=32,
+                          num_heads=4)
     model = TinyLM(config).eval()
     if position == "rope":  # state set after construction must survive too
         model.set_rope_frequencies(model.rotary_embeddings()[0].frequencies / 3)
@@ -296,3 +302,59 @@ def test_command_line_registers_a_method_from_a_module(logdist, tmp_path):
         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     _check_results(json.loads(out.read_text()))
+
+
+def test_own_method_options_are_set_from_the_command_line(logdist):
+    from posenc.experiments.extrapolation import PRESETS, config_hash
+    from posenc.experiments.extrapolation.cli import config_from_command_line
+
+    config = config_from_command_line(["--preset", "small", "--encodings", "logdist,alibi",
+                                       "--options", "logdist:log_slope_init=0.25"])
+    assert config.options == (("logdist", (("log_slope_init", 0.25),)),)
+    model = TinyLM(config.model_config("logdist"))
+    slopes = model.blocks[0].attn.encoding.slopes.detach()
+    assert torch.equal(slopes, torch.full((config.num_heads,), 0.25))
+    assert config.to_dict()["options"] == {"logdist": {"log_slope_init": 0.25}}
+    assert ExtrapolationConfig.from_dict(config.to_dict()) == config
+    # a config without options has the canonical JSON (and hash) it had before options existed
+    assert "options" not in PRESETS["small"].to_dict()
+    assert config_hash(config) != config_hash(config.replace(options=()))
+    with pytest.raises(TypeError, match=r"decay are not options of 'logdist', which takes "
+                                        r"log_slope_init"):
+        config_from_command_line(["--encodings", "logdist", "--options", "logdist:decay=1"])
+    with pytest.raises(SystemExit):
+        config_from_command_line(["--options", "logdist=0.3"])
+
+
+def test_a_results_file_reruns_from_its_own_recorded_command(logdist, tmp_path):
+    """Issue 19: the results record the exact command (a ``--register`` given as a ``.py``
+    path, with its source's SHA-256); running that command again gives the same numbers."""
+    from posenc.course.results import load_results
+
+    module = tmp_path / "my_positions.py"
+    module.write_text("import test_positions\ntest_positions.register_log_distance()\n")
+    first = tmp_path / "first.json"
+    main(["--register", str(module), "--encodings", "logdist,alibi",
+          "--options", "logdist:log_slope_init=0.25", *TINY_ARGS, "--output", str(first)])
+    recorded = load_results(first)  # any path, not only the committed files
+    argv = recorded["argv"]
+    assert argv[1:3] == ["-m", "posenc.experiments.extrapolation"]
+    assert recorded["register"] == [{"module": str(module), "sha256": __import__(
+        "hashlib").sha256(module.read_bytes()).hexdigest()}]
+    assert recorded["config"]["options"] == {"logdist": {"log_slope_init": 0.25}}
+    second = tmp_path / "second.json"
+    argv = [*argv[:argv.index("--output") + 1], str(second), *argv[argv.index("--output") + 2:]]
+    env = {**os.environ, "PYTHONHASHSEED": "0",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"),
+                                          str(Path(__file__).parent)])}
+    proc = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    rerun = load_results(str(second))
+    assert rerun["config_hash"] == recorded["config_hash"]
+    assert rerun["register"] == recorded["register"]
+    for name, entry in recorded["variants"].items():
+        assert rerun["variants"][name]["loss"] == entry["loss"], name
+        assert rerun["variants"][name]["history"]["loss"] == entry["history"]["loss"], name
+    with pytest.raises(ValueError, match="no results file"):
+        load_results(str(tmp_path / "missing.json"))

@@ -278,9 +278,14 @@ def test_longrope_attention_factor_option_and_errors(rng):
     with pytest.raises(ValueError, match="short_factor must hold head_dim // 2 = 8"):
         rope_scaling_frequencies("longrope", 16, factor=4.0, original_max_position_embeddings=64,
                                  short_factor=short[:3], long_factor=long)
-    with pytest.raises(ValueError, match="long_factor must be finite and > 0"):
-        rope_scaling_frequencies("longrope", 16, factor=4.0, original_max_position_embeddings=64,
-                                 short_factor=short, long_factor=[0.0] * 8)
+    for bad in ([0.0] * 8, [1.0] * 7 + [0.99], [1.0] * 7 + [float("nan")]):
+        with pytest.raises(ValueError, match="long_factor must be finite and >= 1"):
+            rope_scaling_frequencies("longrope", 16, factor=4.0,
+                                     original_max_position_embeddings=64,
+                                     short_factor=short, long_factor=bad)
+    assert rope_scaling_frequencies("longrope", 16, factor=4.0,  # exactly 1 is allowed
+                                    original_max_position_embeddings=64, short_factor=[1.0] * 8,
+                                    long_factor=long)[0].shape == (8,)
     with pytest.raises(ValueError, match="needs original_max_position_embeddings"):
         rope_scaling_frequencies("longrope", 16, factor=4.0, short_factor=short, long_factor=long)
     with pytest.raises(TypeError, match="unknown option"):

@@ -21,13 +21,15 @@ def _power_of_two_slopes(n: int) -> list[float]:
 
 
 def alibi_slopes(num_heads: int) -> np.ndarray:
-    """Per-head slopes ``m_h``, shape ``[num_heads]``, float64, largest first.
+    """Per-head slopes ``m_h``, shape ``[num_heads]``, float64, in the official order.
 
-    For ``n`` a power of two: ``2^(-8/n), 2^(-16/n), ..., 2^(-8)`` (8 heads give
-    1/2 ... 1/256). Otherwise, with ``c`` the largest power of two below ``n``:
-    the ``c`` slopes for ``c`` heads, then every other slope of the ``2c`` sequence
-    (the 1st, 3rd, ...) until there are ``n``. This is the official ``get_slopes``
-    and BLOOM's ``build_alibi_tensor``.
+    For ``n`` a power of two: ``2^(-8/n), 2^(-16/n), ..., 2^(-8)``, largest first (8
+    heads give 1/2 ... 1/256). Otherwise, with ``c`` the largest power of two below
+    ``n``: the ``c`` slopes for ``c`` heads (decreasing), then every other slope of the
+    ``2c`` sequence (the 1st, 3rd, ...; decreasing again, and larger than the last of the
+    first group) until there are ``n``. So the order is *not* sorted then: 6 heads give
+    1/4, 1/16, 1/64, 1/256, 1/2, 1/8. This is the official ``get_slopes`` and BLOOM's
+    ``build_alibi_tensor``.
     """
     num_heads = check_int("num_heads", num_heads)
     c = 2 ** math.floor(math.log2(num_heads))

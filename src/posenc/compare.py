@@ -25,11 +25,13 @@ import html
 from collections.abc import Mapping
 
 import numpy as np
+import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from ._validation import check_choice, check_even_int, check_int
 from .alibi import alibi_slopes
 from .nn import HOOKS, POSITIONS, MultiHeadSelfAttention
-from .nn.positions import LiveNames
+from .nn.positions import AttentionSpec, LiveNames
 from .sinusoidal import sinusoidal_dot_product
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "position_parameter_count",
     "attention_core_cost",
     "extra_attention_cost",
+    "measured_attention_cost",
     "sinusoidal_similarity",
     "rope_mean_score",
     "alibi_weight_factor",
@@ -181,7 +184,8 @@ def extra_attention_cost(method: str, *, d_model: int, num_heads: int, seq_len: 
     of attention's own products, and its ``a^K``, ``a^V`` tensors are
     ``[L, L, d_head]``. The absolute tables are added once per model, at the
     embeddings; the rest act in every layer. Each formula is the ``cost`` its method
-    registered (:data:`posenc.nn.POSITIONS`); a method without one raises ``ValueError``.
+    registered (:data:`posenc.nn.POSITIONS`); a method registered without one gets its
+    cost measured by :func:`measured_attention_cost`.
     """
     method = check_choice("method", method, ALL_METHODS)
     d_model, num_heads = check_int("d_model", d_model), check_int("num_heads", num_heads)
@@ -190,8 +194,88 @@ def extra_attention_cost(method: str, *, d_model: int, num_heads: int, seq_len: 
         raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
     cost = POSITIONS[method].cost
     if cost is None:
-        raise ValueError(f"method {method!r} registered no cost formula")
+        return measured_attention_cost(method, d_model=d_model, num_heads=num_heads,
+                                       seq_len=seq_len, batch=batch)
     return cost(batch, num_heads, seq_len, d_model)
+
+
+def _rotated_fraction(encoding, spec: AttentionSpec) -> float:
+    """The share of q's and k's features a ``rotate`` hook changes, from a tiny CPU run
+    (features that keep their value at every position are not rotated: partial RoPE)."""
+    gen = torch.Generator().manual_seed(0)
+    q, k = (torch.randn(1, spec.num_heads, 16, spec.head_dim, generator=gen) for _ in range(2))
+    with torch.no_grad():
+        q2, k2 = encoding.rotate(q, k)
+    changed = ((q2 != q) | (k2 != k)).any(dim=(0, 1, 2))  # [head_dim]
+    return changed.double().mean().item()
+
+
+def measured_attention_cost(method: str, *, d_model: int, num_heads: int, seq_len: int,
+                            batch: int = 1, **options) -> dict[str, int]:
+    """The extra cost of a method's hooks, measured rather than written by hand: what
+    :func:`extra_attention_cost` gives a method registered without ``cost=``.
+
+    The hooks run once on meta tensors of the real sizes (no arithmetic is done, so any
+    size is free), as attention calls them:
+
+    * ``matmul_flops``: counted by torch's ``FlopCounterMode`` inside the hooks (a
+      multiply-add is 2 FLOPs);
+    * ``elementwise_flops``: what attention does with the hooks' outputs, one addition
+      per element of ``x`` (``embed``), of the scores ``[b, h, L, L]`` (``score_bias``)
+      and of the output ``[b, h, L, d_head]`` (``value_term``), and 3 operations per
+      rotated feature of q and k (``rotate``: 2 multiplies and an add, as RoPE); work a
+      hook does to *build* its output, other than matrix products, is not seen;
+    * ``memory`` (elements): the position tensors per sequence -- what ``embed`` adds
+      (the table), what ``score_bias`` and ``value_term`` return (batch dimension left
+      out), and the non-persistent buffers the module caches (RoPE's cos and sin).
+
+    ``options`` build the module (``max_positions`` for a learned table longer than
+    ``seq_len``, say).
+    """
+    method = check_choice("method", method, ALL_METHODS)
+    d_model, num_heads = check_int("d_model", d_model), check_int("num_heads", num_heads)
+    seq_len, batch = check_int("seq_len", seq_len), check_int("batch", batch)
+    if d_model % num_heads:
+        raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+    registered = POSITIONS[method]
+    spec = AttentionSpec(d_model, num_heads, causal=True)
+    encoding = registered.build(spec, **options)
+    hooks, d_head = registered.hooks, spec.head_dim
+    # on a second instance: the tiny run must not grow this one's cached tables
+    fraction = (_rotated_fraction(registered.build(spec, **options), spec)
+                if "rotate" in hooks else 0.0)
+    encoding = encoding.to("meta").requires_grad_(False)  # (the flop counter tracks grads)
+    b, h, n = batch, num_heads, seq_len
+    q, k, v = (torch.empty(b, h, n, d_head, device="meta") for _ in range(3))
+    elementwise = memory = 0
+
+    def per_sequence(t: torch.Tensor) -> int:
+        return t.numel() // b if t.ndim == 4 and t.shape[0] == b else t.numel()
+
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        if "embed" in hooks:
+            x = torch.empty(b, n, d_model, device="meta")
+            encoding.embed(x)
+            elementwise += x.numel()
+            memory += n * d_model  # the [L, d_model] table added to every sequence
+        if "rotate" in hooks:
+            encoding.rotate(q, k)
+            elementwise += round(3 * fraction * (q.numel() + k.numel()))
+        if "score_bias" in hooks:
+            bias = encoding.score_bias(q, k)
+            if bias is not None:
+                elementwise += b * h * n * n
+                memory += per_sequence(bias)
+        if "value_term" in hooks:
+            term = encoding.value_term(torch.empty(b, h, n, n, device="meta"), v)
+            if term is not None:
+                elementwise += b * h * n * d_head
+                memory += per_sequence(term)
+    if "rotate" in hooks:
+        memory += sum(buf.numel() for name, buf in encoding.named_buffers()
+                      if name not in encoding.state_dict())
+    return {"matmul_flops": int(counter.get_total_flops()), "elementwise_flops": int(elementwise),
+            "memory": int(memory)}
 
 
 def sinusoidal_similarity(distances, d_model: int = 512, base: float = 10000.0) -> np.ndarray:
@@ -224,7 +308,8 @@ def alibi_weight_factor(distances, num_heads: int = 8) -> np.ndarray:
 
     Relative to a key at distance 0 with the same ``q . k``; exact, since softmax
     weights are proportional to ``exp(score)``. Shape ``[num_heads, *distances.shape]``,
-    head 0 (steepest slope) first.
+    heads in :func:`~posenc.alibi.alibi_slopes`' order (steepest first only when
+    ``num_heads`` is a power of two).
     """
     k = np.abs(np.asarray(distances, dtype=np.float64))
     slopes = alibi_slopes(num_heads)
@@ -241,11 +326,11 @@ def comparison_rows(*, d_model: int = 512, num_heads: int = 8, seq_len: int = 20
         method = POSITIONS[name]
         params = position_parameter_count(name, d_model=d_model, num_heads=num_heads,
                                           **options)
-        cost = (extra_attention_cost(name, d_model=d_model, num_heads=num_heads,
-                                     seq_len=seq_len) if method.cost else None)
+        cost = extra_attention_cost(name, d_model=d_model, num_heads=num_heads,
+                                    seq_len=seq_len)
         rows.append({"method": name, "family": method.family, "applies to": applies_to(name),
                      "parameters": params, "parameter scope": method.parameter_scope,
-                     "extra memory": None if cost is None else cost["memory"],
+                     "extra memory": cost["memory"],
                      "models": method.models, "paper": method.paper})
     return rows
 

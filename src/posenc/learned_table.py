@@ -34,8 +34,8 @@ def train_learned_table(train_data: np.ndarray, *, steps: int = 600, length: int
     length, d_model = check_int("length", length, minimum=2), check_int("d_model", d_model)
     learning_rate = check_float("learning_rate", learning_rate, greater_than=0.0)
     torch.manual_seed(check_int("seed", seed, minimum=0))
-    config = TinyLMConfig(position="learned", max_positions=length, d_model=d_model,
-                          num_heads=2, num_layers=2, d_ff=4 * d_model)
+    config = TinyLMConfig(position="learned", options={"max_positions": length},
+                          d_model=d_model, num_heads=2, num_layers=2, d_ff=4 * d_model)
     model = TinyLM(config)
     initial = model.position_embedding.weight.detach().double().numpy().copy()
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=(0.9, 0.95),

@@ -14,8 +14,8 @@ the LM trains with.
   GPT-2; the blocks' attention then runs with ``position="none"``.
 * any other hook (RoPE, ALiBi, T5, Shaw, ...): the method acts inside attention in
   EVERY block. A method whose module says ``shared_across_layers`` (T5) has one
-  module for all blocks, as in T5 itself (``share_t5_bias=False`` gives each block
-  its own); the others have one per block (Shaw's tables, as in Shaw et al.).
+  module for all blocks, as in T5 itself (the option ``share_t5_bias=False`` gives each
+  block its own); the others have one per block (Shaw's tables, as in Shaw et al.).
 * ``"none"`` (NoPE, Kazemnejad et al., 2023): no encoding anywhere. A causal
   decoder can still infer position: the causal mask itself breaks permutation
   symmetry (a token can count how many tokens it attends to).
@@ -35,10 +35,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validation import check_base, check_choice, check_float, check_frequencies, check_int
+from ._validation import check_float, check_frequencies, check_int
 from .nn import (
     AttentionSpec,
-    LearnedPositionalEmbedding,
     MultiHeadSelfAttention,
     RotaryEmbedding,
     get_position,
@@ -58,14 +57,14 @@ class TinyLMConfig:
 
     ``vocab_size`` tokens (256 for bytes); ``d_model`` wide, ``num_heads`` heads,
     ``num_layers`` blocks with a ``d_ff``-wide MLP. ``position`` is one of
-    :data:`posenc.nn.POSITION_METHODS`. ``max_positions`` is the size of the learned
-    table (``position="learned"``): past it the model raises ``ValueError`` unless
-    ``interpolate="linear"``. ``base`` is the sinusoidal / RoPE base.
-    ``t5_num_buckets`` / ``t5_max_distance`` set T5's buckets; ``share_t5_bias`` shares
-    one T5 table across blocks (T5 does). ``shaw_max_distance`` clips Shaw's distances.
-    ``options`` passes any other option to the position method (a dict, stored as
-    sorted ``(name, value)`` pairs so the config stays hashable). ``nope_every=k`` makes
-    every ``k``-th block a NoPE block (module docstring); 0 keeps position in all.
+    :data:`posenc.nn.POSITION_METHODS`, and ``options`` its options: the keyword
+    arguments of the method's constructor (``build``) and nothing else, e.g.
+    ``TinyLMConfig(position="learned", options={"max_positions": 64})``; an option the
+    method does not take raises ``TypeError`` naming the ones it does, and the method's
+    own defaults fill the rest (``axial_rope`` keeps its base 100). ``options`` is stored
+    as sorted ``(name, value)`` pairs so the config stays hashable; :meth:`position_options`
+    gives them back with the defaults. ``nope_every=k`` makes every ``k``-th block a NoPE
+    block (module docstring); 0 keeps position in all.
     """
 
     vocab_size: int = 256
@@ -74,13 +73,6 @@ class TinyLMConfig:
     num_layers: int = 2
     d_ff: int = 256
     position: str = "none"
-    max_positions: int = 64
-    interpolate: str = "none"
-    base: float = 10000.0
-    t5_num_buckets: int = 32
-    t5_max_distance: int = 128
-    share_t5_bias: bool = True
-    shaw_max_distance: int = 16
     options: tuple = ()
     nope_every: int = 0
 
@@ -89,22 +81,25 @@ class TinyLMConfig:
         if not all(isinstance(k, str) for k in options):
             raise TypeError(f"options must map option names to values, got {self.options!r}")
         object.__setattr__(self, "options", tuple(sorted(options.items())))
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff",
-                     "max_positions", "t5_max_distance", "shaw_max_distance"):
+        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff"):
             check_int(name, getattr(self, name))
-        check_int("t5_num_buckets", self.t5_num_buckets, minimum=2)
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by num_heads "
                              f"({self.num_heads})")
-        get_position(self.position)
-        check_choice("interpolate", self.interpolate, LearnedPositionalEmbedding.INTERPOLATIONS)
-        check_base(self.base)
+        method = get_position(self.position)
+        unknown = sorted(set(options) - set(method.options))
+        if unknown:
+            takes = ", ".join(method.options) or "no options"
+            raise TypeError(f"option(s) {', '.join(unknown)} are not options of position "
+                            f"{self.position!r}, which takes {takes} (its constructor's "
+                            "keyword arguments)")
+        # the method's constructor validates the values (a bad base, interpolate, ...)
+        method.build(AttentionSpec(self.d_model, self.num_heads, causal=True, in_model=True),
+                     **options)
         check_int("nope_every", self.nope_every, minimum=0)
         if self.nope_every and self.position in ABSOLUTE_METHODS:
             raise ValueError(f"nope_every needs a position method that acts inside attention; "
                              f"{self.position!r} is added once at the embeddings")
-        if not isinstance(self.share_t5_bias, bool):
-            raise TypeError(f"share_t5_bias must be True or False, got {self.share_t5_bias!r}")
 
     @property
     def head_dim(self) -> int:
@@ -118,11 +113,12 @@ class TinyLMConfig:
         return tuple("none" if k and (i + 1) % k == 0 else own for i in range(self.num_layers))
 
     def position_options(self) -> dict:
-        """The keywords the position method is built with (each method takes its own)."""
-        return {"base": self.base, "max_positions": self.max_positions,
-                "interpolate": self.interpolate, "num_buckets": self.t5_num_buckets,
-                "max_distance": self.t5_max_distance, "share_t5_bias": self.share_t5_bias,
-                "shaw_max_distance": self.shaw_max_distance, **dict(self.options)}
+        """The method's options: its defaults, overridden by :attr:`options`."""
+        return {**get_position(self.position).options, **dict(self.options)}
+
+    def with_options(self, **changes) -> TinyLMConfig:
+        """A copy with some of the method's options changed (validated again)."""
+        return self.replace(options={**dict(self.options), **changes})
 
     def replace(self, **changes) -> TinyLMConfig:
         """A copy with some fields changed (validated again)."""
@@ -219,6 +215,11 @@ class TinyLM(nn.Module):
         if tokens.ndim != 2 or tokens.dtype not in (torch.int64, torch.int32):
             raise ValueError(f"tokens must be an integer tensor [batch, seq], got "
                              f"{tuple(tokens.shape)} {tokens.dtype}")
+        vocab = self.config.vocab_size
+        if tokens.numel() and tokens.device.type != "meta" and not (
+                0 <= int(tokens.min()) and int(tokens.max()) < vocab):
+            raise ValueError(f"token ids must be in [0, vocab_size={vocab}), got ids from "
+                             f"{int(tokens.min())} to {int(tokens.max())} (bytes are 0..255)")
         x = self.token_embedding(tokens)  # [batch, seq, d_model]
         if self.position_embedding is not None:
             x = self.position_embedding.embed(x)  # + a [seq, d_model] table

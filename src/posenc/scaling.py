@@ -302,8 +302,11 @@ def _rescale_factors(name: str, values, num_pairs: int) -> np.ndarray:
     if arr.shape != (num_pairs,):
         raise ValueError(f"{name} must hold head_dim // 2 = {num_pairs} numbers, got shape "
                          f"{arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"{name} must be finite and > 0")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 1.0):
+        # LongRoPE's search keeps lambda_i >= 1: a factor stretches a wavelength, never
+        # shrinks it (Ding et al., 2024, the search space)
+        raise ValueError(f"{name} must be finite and >= 1 (a rescale factor lambda_i "
+                         f"stretches a pair's wavelength), got min {arr.min()!r}")
     return arr
 
 

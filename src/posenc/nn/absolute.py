@@ -121,7 +121,7 @@ def _build_learned(spec: AttentionSpec, *, max_positions: int = 512, interpolate
 
 def _stretched(model, train_length: int, eval_length: int):
     """The same trained weights with the learned table linearly stretched (a new model)."""
-    stretched = type(model)(model.config.replace(interpolate="linear"))
+    stretched = type(model)(model.config.with_options(interpolate="linear"))
     stretched.load_state_dict(model.state_dict())
     return stretched.eval()
 

@@ -22,7 +22,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from .._validation import check_int
-from .positions import POSITION_METHODS, AttentionSpec, build_position, get_position
+from .positions import (
+    POSITION_METHODS,
+    AttentionSpec,
+    build_position,
+    check_score_bias,
+    check_value_term,
+    get_position,
+)
 
 __all__ = ["POSITION_METHODS", "MultiHeadSelfAttention"]
 
@@ -73,6 +80,7 @@ class MultiHeadSelfAttention(nn.Module):
         if "rotate" in hooks:
             q, k = encoding.rotate(q, k)
         bias = encoding.score_bias(q, k) if "score_bias" in hooks else None
+        check_score_bias(self.position, bias, q, k)  # shapes only: a clear error, not torch's
         if bias is not None and self.causal:
             bias = bias + _causal_mask(seq, q.device, q.dtype)
         if "value_term" in hooks:
@@ -93,6 +101,7 @@ class MultiHeadSelfAttention(nn.Module):
         weights = scores.softmax(dim=-1)
         y = weights @ v  # [b, h, q, head_dim]
         extra = self.encoding.value_term(weights, v)
+        check_value_term(self.position, extra, weights, v)
         return y if extra is None else y + extra
 
 

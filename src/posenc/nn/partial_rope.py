@@ -119,7 +119,7 @@ register_position(
     family="relative (made from absolute rotations)",
     where="rotates the first features of q and k in every layer",
     models="GPT-NeoX, GPT-J, Phi-2", paper="Black et al., 2022", parameter_scope="none",
-    color="#E69F00", cost=_partial_cost, in_comparison=False)
+    color="#AA4499", cost=_partial_cost, in_comparison=False)
 
 register_position(
     "p_rope", ProportionalRotaryEmbedding, build=_build_p_rope, label="p-RoPE",

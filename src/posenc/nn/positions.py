@@ -48,8 +48,9 @@ A method is registered once, with :func:`register_position`, under a name; from 
 on ``MultiHeadSelfAttention(position=name)``, ``TinyLMConfig(position=name)``, the
 comparison tables (:mod:`posenc.compare`), the figure colours and the extrapolation
 experiment know it. The built-in methods are one file each in :mod:`posenc.nn`
-(``absolute.py``, ``rotary.py``, ``alibi.py``, ``shaw.py``, ``t5.py``), registration at
-the end. A reader's own method is a class and one call, e.g. in a notebook cell::
+(``absolute.py`` holds two, sinusoidal and learned), registration at the end of the
+file; :mod:`posenc.nn` imports each file. A reader's own method is a class and one
+call, e.g. in a notebook cell::
 
     class DistanceBias(PositionEncoding):
         def __init__(self, spec, *, decay=0.1):
@@ -65,11 +66,23 @@ the end. A reader's own method is a class and one call, e.g. in a notebook cell:
 
 The constructor takes an :class:`AttentionSpec` and, keyword-only with defaults, the
 method's options; ``MultiHeadSelfAttention(..., decay=0.2)`` passes them through.
+
+:func:`register_position` checks a method on the spot: it builds one on a small spec
+(``d_model=16``, two heads, causal) and runs each hook the class overrides on a tiny
+CPU float32 input, and refuses (``TypeError`` naming the method, the hook and the fix)
+a class that overrides no hook, defines a hook-like name that is not a hook
+(``scores_bias``), cannot be built from a spec, or returns a wrong shape or dtype
+(``embed`` must return ``x`` plus a table, ``rotate`` keeps every feature). A colour is
+a hex string, or a named colour when matplotlib is installed to check it
+(:func:`check_color`). At run time attention checks the shape and dtype of each
+``score_bias`` and ``value_term`` (:func:`check_score_bias`), which costs no tensor work.
 """
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -89,6 +102,9 @@ __all__ = [
     "unregister_position",
     "get_position",
     "build_position",
+    "check_color",
+    "check_score_bias",
+    "check_value_term",
 ]
 
 #: The hooks, in the order attention calls them.
@@ -220,11 +236,16 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
     ``module`` is a :class:`PositionEncoding` subclass. ``build(spec, *, option=default,
     ...)`` makes one for an :class:`AttentionSpec`; by default ``build`` is ``module``
     itself, whose ``__init__`` then takes the spec and keyword-only options. The
-    keyword-only arguments of ``build`` are the method's options. Option names are one
-    namespace: ``MultiHeadSelfAttention`` and ``TinyLM`` pass each method the options it
-    declares, so two methods that both take ``base`` both get the one value given (each
-    keeps its own default). ``in_comparison=False`` keeps a method out of the course's
-    side-by-side tables (:data:`posenc.compare.METHODS`). Registering a taken name
+    keyword-only arguments of ``build`` are the method's options, and nothing else:
+    ``TinyLMConfig(position=name, options={...})`` and the experiment's ``--options
+    NAME:key=value`` accept exactly those. (``MultiHeadSelfAttention(name, **options)``
+    passes each method the ones it declares and ignores another method's, so one set of
+    keywords fits every method there.) ``cost(batch, heads, seq_len, d_model)`` returns the method's
+    extra ``{"matmul_flops", "elementwise_flops", "memory"}`` in one attention pass (a
+    multiply-add is 2 FLOPs, memory in elements); without it the cost is measured
+    (:func:`posenc.compare.measured_attention_cost`). ``color`` is the method's colour in
+    the figures (see :func:`check_color`). ``in_comparison=False`` keeps a method out of
+    the course's side-by-side tables (:data:`posenc.compare.METHODS`). Registering a taken name
     raises ``ValueError`` unless ``replace=True`` (handy when re-running a cell).
     """
     if not isinstance(name, str) or not name.isidentifier():
@@ -239,6 +260,8 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
         raise ValueError(f"position method {name!r} is already registered "
                          "(pass replace=True to replace it)")
     factory = module if build is None else build
+    color = check_color(name, color)
+    _check_method(name, module, factory, family)
     options = {p.name: p.default for p in inspect.signature(factory).parameters.values()
                if p.kind is p.KEYWORD_ONLY}
     method = PositionMethod(name=name, module=module, factory=factory, label=label or name,
@@ -278,6 +301,156 @@ def build_position(name: str, spec: AttentionSpec, **options) -> PositionEncodin
         raise TypeError(f"unknown option(s) {', '.join(unknown)}; the registered methods take "
                         f"{', '.join(sorted(all_options()))}")
     return method.build(spec, **options)
+
+
+# --- the checks register_position runs ------------------------------------------------------
+
+#: The sizes a method is tried on when it registers: small, CPU, float32.
+_CHECK_SPEC = AttentionSpec(d_model=16, num_heads=2, causal=True, in_model=False)
+_CHECK_BATCH, _CHECK_SEQ = 2, 5
+_HEX_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
+
+
+def _squash(name: str) -> str:
+    return name.lower().replace("_", "")
+
+
+def _misspelled_hooks(module: type) -> list[tuple[str, str]]:
+    """``(name, hook)`` for each method ``module`` defines whose name is close to a hook's
+    but is not one (``scores_bias``): attention would never call it."""
+    found = []
+    for cls in module.__mro__:
+        if cls is PositionEncoding or not issubclass(cls, PositionEncoding):
+            continue
+        for attr, value in vars(cls).items():
+            if attr in HOOKS or attr.startswith("__") or not callable(value):
+                continue
+            near = [h for h in HOOKS if _squash(h) == _squash(attr.lstrip("_"))]
+            near = near or difflib.get_close_matches(attr, HOOKS, n=1, cutoff=0.8)
+            if near:
+                found.append((attr, near[0]))
+    return found
+
+
+def check_color(name: str, color) -> str:
+    """``color`` if it is a colour: a hex string (``"#1f77b4"``) always; a named colour
+    (``"tab:blue"``) only when matplotlib, which is not a core dependency, is installed to
+    check it (it is imported only then)."""
+    if isinstance(color, str) and _HEX_COLOUR.fullmatch(color):
+        return color
+    fix = "give a hex colour such as '#1f77b4'"
+    if isinstance(color, str):
+        try:  # lazily: matplotlib is the course's dependency, not the library's
+            from matplotlib.colors import is_color_like
+        except ImportError:
+            fix += " (named colours are checked by matplotlib, which is not installed)"
+        else:
+            if is_color_like(color):
+                return color
+            raise ValueError(f"method {name!r}: color={color!r} is not a colour matplotlib "
+                             f"knows; {fix}")
+    raise ValueError(f"method {name!r}: color={color!r} is not a colour; {fix}")
+
+
+def _refuse(name: str, hook: str, problem: str, fix: str):
+    raise TypeError(f"method {name!r}, hook {hook}: {problem}. Fix: {fix}")
+
+
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` broadcasts to exactly ``target`` (plain Python: the first call of
+    ``torch.broadcast_shapes`` costs most of a second)."""
+    if len(shape) > len(target):
+        return False
+    return all(a in (1, b) for a, b in zip(reversed(shape), reversed(target), strict=False))
+
+
+def _check_tensor(name, hook, out, shape, dtype, what, fix):
+    if not isinstance(out, torch.Tensor):
+        _refuse(name, hook, f"returned {type(out).__name__}, not a tensor", fix)
+    if not _broadcasts_to(tuple(out.shape), tuple(shape)):
+        _refuse(name, hook, f"returned shape {tuple(out.shape)}, which does not broadcast "
+                f"to {what} {tuple(shape)}", fix)
+    if out.dtype != dtype:
+        _refuse(name, hook, f"returned dtype {out.dtype} for {dtype} input", fix +
+                " (work in the dtype of the input: .to(q.dtype))")
+
+
+def check_score_bias(name: str, bias, q: torch.Tensor, k: torch.Tensor) -> None:
+    """The run-time check of a ``score_bias`` (shape and dtype only, so it costs nothing):
+    a wrong one would otherwise fail deep inside torch's attention."""
+    if bias is None:
+        return
+    shape = (*q.shape[:-1], k.shape[-2])  # [batch, heads, seq_q, seq_k]
+    _check_tensor(name, "score_bias", bias, shape, q.dtype, "[batch, heads, seq_q, seq_k] =",
+                  "return a bias broadcastable to [batch, heads, seq_q, seq_k], e.g. [heads, q, k]")
+
+
+def check_value_term(name: str, term, weights: torch.Tensor, v: torch.Tensor) -> None:
+    """The run-time check of a ``value_term`` (shape and dtype)."""
+    if term is None:
+        return
+    shape = (*weights.shape[:-1], v.shape[-1])  # [batch, heads, seq_q, head_dim]
+    _check_tensor(name, "value_term", term, shape, v.dtype, "[batch, heads, seq_q, head_dim] =",
+                  "return a term of the shape of weights @ v, [batch, heads, seq_q, head_dim]")
+
+
+def _check_method(name: str, module: type[PositionEncoding], factory: Callable,
+                  family: str) -> None:
+    """Build one instance on a small spec and run each hook it overrides on a tiny CPU
+    float32 input; ``TypeError`` naming the method, the hook and the fix otherwise."""
+    cls = module.__name__
+    for attr, hook in _misspelled_hooks(module):
+        raise TypeError(f"method {name!r}: {cls}.{attr} is not a hook, so attention never "
+                        f"calls it. Fix: rename it {hook} (the hooks are {', '.join(HOOKS)})")
+    hooks = module.hooks()
+    if not hooks and family != "none":
+        raise TypeError(f"method {name!r}: {cls} overrides no hook, so it puts no position "
+                        f"anywhere. Fix: override one of {', '.join(HOOKS)} (or register it "
+                        "with family='none' if that is the point)")
+    spec = _CHECK_SPEC
+    try:
+        encoding = factory(spec)
+    except Exception as error:
+        raise TypeError(f"method {name!r}: cannot build it from a spec: "
+                        f"{getattr(factory, '__name__', factory)}({spec}) raised "
+                        f"{type(error).__name__}: {error}. Fix: take the AttentionSpec first and "
+                        "every option keyword-only with a default: "
+                        "def __init__(self, spec, *, option=default)") from error
+    if not isinstance(encoding, module):
+        raise TypeError(f"method {name!r}: building it gave {type(encoding).__name__}, not a "
+                        f"{cls}. Fix: make build= return the registered module class")
+    gen = torch.Generator().manual_seed(0)
+    b, h, n, d = _CHECK_BATCH, spec.num_heads, _CHECK_SEQ, spec.head_dim
+    q, k, v = (torch.randn(b, h, n, d, generator=gen) for _ in range(3))
+    with torch.no_grad():
+        if "embed" in hooks:
+            x = torch.randn(b, n, spec.d_model, generator=gen)
+            fix = "return x + table (the table broadcast to [batch, seq, d_model])"
+            out = encoding.embed(x)
+            _check_tensor(name, "embed", out, x.shape, x.dtype, "x's shape", fix)
+            if tuple(out.shape) != tuple(x.shape):
+                _refuse(name, "embed", f"returned shape {tuple(out.shape)}, not x's "
+                        f"{tuple(x.shape)}", fix)
+            shifted = encoding.embed(x + 1.0)
+            if not torch.allclose(shifted - out, torch.ones_like(out), atol=1e-4):
+                _refuse(name, "embed", "its output does not move with x (did it return the "
+                        "table alone?)", fix)
+        if "rotate" in hooks:
+            out = encoding.rotate(q, k)
+            fix = "return (q', k'), each of its input's shape [batch, heads, seq, head_dim]"
+            if not (isinstance(out, tuple) and len(out) == 2):
+                _refuse(name, "rotate", f"returned {type(out).__name__}, not a pair (q, k)", fix)
+            for label, before, after in zip("qk", (q, k), out, strict=True):
+                _check_tensor(name, "rotate", after, before.shape, before.dtype,
+                              f"{label}'s shape", fix)
+                if tuple(after.shape) != tuple(before.shape):
+                    _refuse(name, "rotate", f"returned {label} of shape {tuple(after.shape)}, "
+                            f"not {tuple(before.shape)} (features dropped?)", fix)
+        if "score_bias" in hooks:
+            check_score_bias(name, encoding.score_bias(q, k), q, k)
+        if "value_term" in hooks:
+            weights = torch.randn(b, h, n, n, generator=gen).softmax(-1)
+            check_value_term(name, encoding.value_term(weights, v), weights, v)
 
 
 class LiveNames(Sequence):

@@ -172,8 +172,9 @@ def pi_frequencies(head_dim: int, base: float, train_length: int,
 def _with_pi(model, train_length: int, eval_length: int):
     """A copy of a trained RoPE model whose frequencies are divided by ``L_eval / L_train``."""
     adapted = copy.deepcopy(model)
-    adapted.set_rope_frequencies(pi_frequencies(model.config.head_dim, model.config.base,
-                                                train_length, eval_length))
+    base = model.config.position_options()["base"]
+    adapted.set_rope_frequencies(pi_frequencies(model.config.head_dim, base, train_length,
+                                                eval_length))
     return adapted
 
 

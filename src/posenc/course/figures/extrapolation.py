@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...experiments.extrapolation.analysis import binned_mean
 from ...experiments.extrapolation.config import variant_kind, variant_source
-from ...experiments.extrapolation.run import binned_mean
 from .style import METHOD_COLORS
 
 __all__ = ["variant_color", "variant_linestyle", "draw_loss_by_position",

@@ -28,6 +28,13 @@ def results_path(name: str) -> Path:
     return path
 
 
-def load_results(name: str) -> dict:
-    """The parsed JSON of the committed results file ``name``."""
+def load_results(name) -> dict:
+    """The parsed JSON of a results file: a committed one by ``name``
+    (``"main.json"``), or any file by its path (a ``Path``, or a string holding a
+    directory separator), e.g. one your own run wrote."""
+    if isinstance(name, Path) or (isinstance(name, str) and ("/" in name or "\\" in name)):
+        path = Path(name)
+        if not path.is_file():
+            raise ValueError(f"no results file at {str(path)!r}")
+        return json.loads(path.read_text())
     return json.loads(results_path(name).read_text())

@@ -15,8 +15,9 @@ variants come from the registry too and reuse trained weights:
   ``L_eval`` rows. The plain ``learned`` model is *not defined* past ``train_length``
   (there is no row to look up): its entries there are ``null``.
 
-Three parts: :mod:`.config` (what decides the numbers), :mod:`.run` (training and
-evaluation) and :mod:`.cli` (the command line, run by ``__main__``). Run it (the full configuration
+Four parts: :mod:`.config` (what decides the numbers), :mod:`.run` (training,
+evaluation and the results dict), :mod:`.analysis` (reading a results file) and
+:mod:`.cli` (the command line, run by ``__main__``). Run it (the full configuration
 takes minutes; see the chapter for timings)::
 
     python -m posenc.experiments.extrapolation \
@@ -28,9 +29,10 @@ The figures of the results are in :mod:`posenc.course.figures.extrapolation`.
 """
 
 from ...compare import PUBLISHED_WIKITEXT103
-from . import config, run
+from . import analysis, config, run
+from .analysis import *  # noqa: F403
 from .cli import main
 from .config import *  # noqa: F403 (the public names of config.py and run.py, listed there)
 from .run import *  # noqa: F403
 
-__all__ = [*config.__all__, *run.__all__, "PUBLISHED_WIKITEXT103", "main"]
+__all__ = [*config.__all__, *run.__all__, *analysis.__all__, "PUBLISHED_WIKITEXT103", "main"]

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import json
+import sys
 from pathlib import Path
 
 from ...nn import POSITION_METHODS
 from .config import PRESETS, ExtrapolationConfig
-from .run import format_summary, run_experiment
+from .run import format_summary, import_registration, run_experiment
 
 #: What ``--help`` says about the presets (timings: benchmarks/README.md).
 PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --preset NAME):
   text        chapter 9's committed run: 6 methods, text only, L_train=128, 1000 steps
               (about 13 min, 1 thread)
   text-small  chapter 9's live run (seconds)
-  main        chapter 13: every registered method for text (and RoPE with NoPE
-              layers), text + key-value retrieval, L_train=64, 1 seed (<= 20 min, --jobs 2)
+  main        chapter 13: every built-in method for text (and RoPE with NoPE
+              layers; a --register'ed method joins only through --encodings),
+              text + key-value retrieval, L_train=64, 1 seed (<= 20 min, --jobs 2)
   full        main with 3 seeds, plus RoPE fine-tuned at 4x L_train with no scaling,
               PI, NTK-aware and YaRN (<= 60 min, --jobs 2)
   small       chapter 13's live run (<= 30 s)
@@ -41,6 +42,22 @@ def _comma_list(kind):
     return convert
 
 
+def _value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _method_options(text: str) -> tuple[str, dict]:
+    """``"NAME:key=value,key=value"`` -> ``(NAME, {key: value})``."""
+    name, colon, rest = text.partition(":")
+    pairs = [item.partition("=") for item in rest.split(",") if item]
+    if not colon or not name or any(not eq or not key for key, eq, _ in pairs):
+        raise argparse.ArgumentTypeError(f"expected NAME:key=value,..., got {text!r}")
+    return name, {key: _value(value) for key, _, value in pairs}
+
+
 def _parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m posenc.experiments.extrapolation",
@@ -58,6 +75,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
              "steps": "training steps per encoding", "batch_size": "windows per step",
              "eval_tokens": "held-out bytes evaluated at each length"}
     for field in dataclasses.fields(ExtrapolationConfig):
+        if field.name == "options":
+            continue  # --options NAME:key=value, below
         default = getattr(PRESETS["main"], field.name)
         if isinstance(default, tuple):
             convert = _comma_list(int if "int" in str(field.type) else str)
@@ -66,6 +85,11 @@ def _parse_args(argv=None) -> argparse.Namespace:
         parser.add_argument("--" + field.name.replace("_", "-"), type=convert,
                             help=f"{helps.get(field.name, field.name.replace('_', ' '))} "
                                  f"(main: {_as_text(default)})")
+    parser.add_argument("--options", action="append", default=[], type=_method_options,
+                        metavar="NAME:KEY=VALUE,...",
+                        help="options of method NAME, its constructor's keywords (repeatable), "
+                             "e.g. --options axial_rope:base=100,grid_cols=8; values are read "
+                             "as JSON (numbers, true/false, null), else as text")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch.set_num_threads (default 1: for models this small a "
                              "second thread gains little and, on a busy CPU, costs a lot)")
@@ -77,9 +101,10 @@ def _parse_args(argv=None) -> argparse.Namespace:
                         help="where to write the results JSON")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--register", action="append", default=[], metavar="MODULE",
-                        help="import MODULE first (repeatable): a module that registers your "
-                             "own position method with posenc.nn.register_position, whose "
-                             "name --encodings may then use")
+                        help="import MODULE first (repeatable): a module name or a .py path "
+                             "that registers your own position method with "
+                             "posenc.nn.register_position, whose name --encodings may then "
+                             "use; recorded in the results with its source's SHA-256")
     return parser.parse_args(argv)
 
 
@@ -88,6 +113,11 @@ def _config(args: argparse.Namespace) -> ExtrapolationConfig:
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(ExtrapolationConfig)
                  if getattr(args, f.name, None) is not None}
     preset = PRESETS[args.preset]
+    if args.options:
+        options = {name: dict(opts) for name, opts in preset.options}
+        for name, opts in args.options:
+            options[name] = {**options.get(name, {}), **opts}
+        overrides["options"] = options
     if "encodings" in overrides:  # the preset's extras follow the methods chosen, unless given
         if "nope_encodings" not in overrides:
             overrides["nope_encodings"] = tuple(e for e in preset.nope_encodings
@@ -103,12 +133,14 @@ def config_from_command_line(argv) -> ExtrapolationConfig:
 
 
 def main(argv=None) -> dict:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = _parse_args(argv)
     for module in args.register:
-        importlib.import_module(module)  # registers its position methods
+        import_registration(module)  # registers its position methods
     config = _config(args)
+    command = [Path(sys.executable).name, "-m", "posenc.experiments.extrapolation", *argv]
     results = run_experiment(config, threads=args.threads, progress=not args.no_progress,
-                             jobs=args.jobs, register=tuple(args.register))
+                             jobs=args.jobs, register=tuple(args.register), command=command)
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(results, indent=1) + "\n")

@@ -199,9 +199,11 @@ class ExtrapolationConfig:
     finetune_multiplier: int = 4
     finetune_steps: int = 50
     finetune_lr_ratio: float = 0.5
+    options: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "encodings", tuple(self.encodings))
+        object.__setattr__(self, "options", _method_options(self.options))
         for name in ("eval_multipliers", "nope_encodings", "finetune_scalings"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if not self.encodings or len(set(self.encodings)) != len(self.encodings):
@@ -254,6 +256,8 @@ class ExtrapolationConfig:
             raise ValueError(f"eval_tokens ({self.eval_tokens}) must be a multiple of the "
                              f"longest evaluation length ({self.max_eval_length})")
         self.model_config("none")  # validate the model fields now
+        for encoding, _ in self.options:  # and each method's options (its constructor checks)
+            self.model_config(encoding)
 
     @property
     def eval_lengths(self) -> tuple[int, ...]:
@@ -288,17 +292,24 @@ class ExtrapolationConfig:
 
     def model_config(self, position: str, *, nope: bool = False) -> TinyLMConfig:
         """The :class:`TinyLMConfig` trained for ``position`` (``nope``: with NoPE layers)."""
+        shared = {"max_positions": self.train_length, "base": self.base,
+                  "num_buckets": self.t5_num_buckets, "max_distance": self.t5_max_distance}
+        takes = get_position(position).options
+        options = {k: v for k, v in shared.items() if k in takes}
+        options.update(dict(dict(self.options).get(position, ())))  # --options NAME:k=v
         return TinyLMConfig(
             vocab_size=256, d_model=self.d_model, num_heads=self.num_heads,
             num_layers=self.num_layers, d_ff=self.d_ff, position=position,
-            max_positions=self.train_length, base=self.base,
-            t5_num_buckets=self.t5_num_buckets, t5_max_distance=self.t5_max_distance,
-            nope_every=self.nope_every if nope else 0)
+            options=options, nope_every=self.nope_every if nope else 0)
 
     def to_dict(self) -> dict:
-        """JSON-ready: tuples become lists."""
-        return {k: list(v) if isinstance(v, tuple) else v
-                for k, v in dataclasses.asdict(self).items()}
+        """JSON-ready: tuples become lists, ``options`` a ``{method: {option: value}}`` dict,
+        left out when empty (so configs from before it existed keep their hash)."""
+        values = {k: list(v) if isinstance(v, tuple) else v
+                  for k, v in dataclasses.asdict(self).items() if k != "options"}
+        if self.options:
+            values["options"] = {name: dict(opts) for name, opts in self.options}
+        return values
 
     @classmethod
     def from_dict(cls, values: dict) -> ExtrapolationConfig:
@@ -307,6 +318,26 @@ class ExtrapolationConfig:
     def replace(self, **changes) -> ExtrapolationConfig:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+
+def _method_options(options) -> tuple:
+    """``{method: {option: value}}`` (or its pairs) as sorted, hashable pairs, each option
+    checked to be one of the method's constructor keywords."""
+    try:
+        pairs = dict(options)
+    except (TypeError, ValueError):
+        raise TypeError(f"options must map method names to {{option: value}}, got "
+                        f"{options!r}") from None
+    normal = []
+    for name, opts in sorted(pairs.items()):
+        method = get_position(name)
+        opts = dict(opts)
+        unknown = sorted(set(opts) - set(method.options))
+        if unknown:
+            raise TypeError(f"options: {', '.join(unknown)} are not options of {name!r}, "
+                            f"which takes {', '.join(method.options) or 'no options'}")
+        normal.append((name, tuple(sorted(opts.items()))))
+    return tuple(normal)
 
 
 #: Every registered method the long-context presets train; a method that lands later

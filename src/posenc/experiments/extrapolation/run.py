@@ -10,11 +10,13 @@ import concurrent.futures
 import copy
 import hashlib
 import importlib
+import importlib.util
 import math
 import multiprocessing
 import os
 import platform
 import random
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -22,15 +24,12 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
 from ... import retrieval
 from ..._validation import check_int, to_numpy
 from ...data import contiguous_windows, load_stdlib_corpus, random_windows
 from ...model import TinyLM
 from ...nn import POSITIONS, T5RelativeBias
-from ...nn.rotary import pi_frequencies
-from ...relative import t5_relative_bucket
 from ...scaling import rope_scaling_frequencies
 from .config import (
     PRESETS,
@@ -47,30 +46,98 @@ __all__ = [
     "train_model",
     "t5_bias_table",
     "per_position_loss",
-    "rope_pi_frequencies",
     "scaled_rope_frequencies",
     "finetune_rope",
     "retrieval_accuracy",
     "run_experiment",
-    "summary_rows",
     "format_summary",
-    "binned_mean",
-    "t5_bias_by_distance",
 ]
 
-#: The library files whose code decides the numbers (hashed into the results, for the record).
-_SOURCE_FILES = ("model.py", "data.py", "rope.py", "alibi.py", "relative.py", "sinusoidal.py",
-                 "scaling.py", "nn/*.py", "experiments/extrapolation/*.py")
+def _progress(iterable, *, total: int, desc: str, enabled: bool):
+    """``iterable`` with a progress bar on stderr when ``enabled`` (``set_postfix`` and
+    ``close`` as tqdm's): tqdm's if it is installed (it is optional), else a plain line."""
+    if enabled:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            pass
+        else:
+            return tqdm(iterable, total=total, desc=desc, file=sys.stderr, mininterval=0.5,
+                        leave=True)
+    return _PlainProgress(iterable, total, desc, enabled)
+
+
+class _PlainProgress:
+    """A progress line on stderr, rewritten at most twice a second (no tqdm needed)."""
+
+    def __init__(self, iterable, total: int, desc: str, enabled: bool):
+        self.iterable, self.total, self.desc, self.enabled = iterable, total, desc, enabled
+        self.postfix, self.done, self.last = "", 0, 0.0
+
+    def __iter__(self):
+        for item in self.iterable:
+            yield item
+            self.done += 1
+            if self.enabled and time.perf_counter() - self.last > 0.5:
+                self._write()
+
+    def set_postfix(self, **values):
+        self.postfix = ", ".join(f"{k}={v}" for k, v in values.items())
+
+    def _write(self, end: str = ""):
+        self.last = time.perf_counter()
+        postfix = f" [{self.postfix}]" if self.postfix else ""
+        sys.stderr.write(f"\r{self.desc}: {self.done}/{self.total}{postfix}{end}")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.enabled:
+            self._write("\n")
 
 
 def _code_hash() -> str:
-    """SHA-256 over the source files that decide the numbers (for the record only)."""
-    root = Path(__file__).resolve().parents[2]
+    """SHA-256 over the source of every ``posenc`` module this process has imported (the
+    code that can decide the numbers; for the record only), in module-name order."""
+    root = Path(__file__).resolve().parents[2]  # the posenc package
     digest = hashlib.sha256()
-    for pattern in _SOURCE_FILES:
-        for path in sorted(root.glob(pattern)):
-            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    for name in sorted(sys.modules):
+        path = getattr(sys.modules[name], "__file__", None)
+        if (name == "posenc" or name.startswith("posenc.")) and path:
+            path = Path(path)
+            if path.suffix == ".py" and path.is_file():
+                digest.update(str(path.resolve().relative_to(root)).encode() + b"\0"
+                              + path.read_bytes())
     return digest.hexdigest()
+
+
+def import_registration(module: str):
+    """Import ``module``, a module name (``my_positions``) or the path of a ``.py`` file,
+    for the position methods it registers; returns the module."""
+    if not isinstance(module, str) or not module:
+        raise TypeError(f"register: expected a module name or a .py path, got {module!r}")
+    if module.endswith(".py") or os.sep in module or "/" in module:
+        path = Path(module).resolve()
+        if not path.is_file():
+            raise ValueError(f"register: no file {module!r}")
+        name = path.stem
+        if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(path):
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules[name] = loaded
+        spec.loader.exec_module(loaded)
+        return loaded
+    return importlib.import_module(module)
+
+
+def registration_record(modules) -> list[dict]:
+    """``[{"module", "sha256"}]``: each ``--register`` module and the SHA-256 of its source."""
+    record = []
+    for module in modules:
+        path = getattr(import_registration(module), "__file__", None)
+        source = Path(path).read_bytes() if path else b""
+        record.append({"module": module, "sha256": hashlib.sha256(source).hexdigest()})
+    return record
 
 
 def seed_everything(seed: int) -> None:
@@ -131,8 +198,7 @@ def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps
     running, running_retrieval, count = 0.0, 0.0, 0
     start = time.perf_counter()
     model.train()
-    bar = tqdm(range(steps), desc=f"{desc:>10}", disable=not progress, file=sys.stderr,
-               mininterval=0.5, leave=True)
+    bar = _progress(range(steps), total=steps, desc=f"{desc:>10}", enabled=progress)
     for step in bar:
         for group in optimizer.param_groups:
             group["lr"] = group["lr_scale"] * lr_at(step)
@@ -272,13 +338,6 @@ def per_position_loss(model: TinyLM, inputs: torch.Tensor, targets: torch.Tensor
                                reduction="none")  # [b, length]
         total += loss.double().sum(0)
     return to_numpy(total / inputs.shape[0])
-
-
-def rope_pi_frequencies(config: ExtrapolationConfig, eval_length: int) -> np.ndarray:
-    """Position Interpolation for ``eval_length`` (:func:`posenc.nn.rotary.pi_frequencies`
-    for the config's head size and training length). Shape ``[head_dim // 2]``."""
-    return pi_frequencies(config.d_model // config.num_heads, config.base,
-                          config.train_length, eval_length)
 
 
 def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *,
@@ -431,7 +490,7 @@ def _tasks(config: ExtrapolationConfig) -> list[tuple[int, str, bool]]:
 def _worker_setup(modules: tuple[str, ...]) -> None:
     torch.set_num_threads(1)
     for module in modules:
-        importlib.import_module(module)  # a reader's registered methods, in the worker too
+        import_registration(module)  # a reader's registered methods, in the worker too
 
 
 def _run_task(args):
@@ -441,7 +500,7 @@ def _run_task(args):
 
 def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: int | None = 1,
                    progress: bool = True, corpus=None, jobs: int = 1,
-                   register: tuple[str, ...] = ()) -> dict:
+                   register: tuple[str, ...] = (), command: list[str] | None = None) -> dict:
     """Train every encoding in ``config`` (every seed) and evaluate every variant; return
     the results.
 
@@ -449,7 +508,10 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
     that many training runs at once in worker processes (one thread each; ``register``
     names modules each worker imports first, for methods registered outside
     :mod:`posenc`); the numbers do not depend on ``jobs``. The dict is what ``main``
-    writes as JSON: ``config`` (``config.to_dict()``), ``config_hash``, ``corpus``
+    writes as JSON: ``command`` (the exact command line when ``main`` ran it, as a list
+    in ``argv``), ``register`` (each registered module and its source's SHA-256),
+    ``config`` (``config.to_dict()``, the methods' options included), ``config_hash``,
+    ``code_hash`` (of every ``posenc`` module imported), ``corpus``
     (files, sizes, SHA-256), ``eval_lengths``, ``runtime`` (threads, jobs, versions, wall
     time, load average) and ``variants``: per variant its ``label``,
     ``trained_encoding``, ``loss`` per evaluation length (nats per byte, ``null`` = not
@@ -480,8 +542,8 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
                 initargs=(tuple(register),)) as pool:
             futures = [pool.submit(_run_task, (config, encoding, seed, nope, corpus))
                        for seed, encoding, nope in tasks]
-            bar = tqdm(concurrent.futures.as_completed(futures), total=len(futures),
-                       desc="training runs", disable=not progress, file=sys.stderr)
+            bar = _progress(concurrent.futures.as_completed(futures), total=len(futures),
+                            desc="training runs", enabled=progress)
             for _ in bar:
                 pass
             outputs = [future.result() for future in futures]
@@ -494,7 +556,10 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
              for v in e.get("history", {}).get("load_average", [])]
     results = {
         "experiment": "train short, test long (Press et al., 2022 protocol, scaled down)",
-        "command": "python -m posenc.experiments.extrapolation",
+        "command": ("run_experiment (from Python)" if command is None
+                    else shlex.join(command)),
+        **({} if command is None else {"argv": list(command)}),
+        **({"register": registration_record(register)} if register else {}),
         "config": config.to_dict(),
         "config_hash": config_hash(config),
         "code_hash": code_hash,
@@ -524,11 +589,6 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
     return results
 
 
-def summary_rows(results: dict) -> list[tuple]:
-    """``(label, loss at each eval length...)`` per variant, ``None`` where undefined."""
-    return [(v["label"], *v["loss"]) for v in results["variants"].values()]
-
-
 def format_summary(results: dict) -> str:
     """A plain-text table of loss (nats/byte) per variant and evaluation length, and of
     retrieval accuracy when the results have it (means over seeds)."""
@@ -547,36 +607,3 @@ def format_summary(results: dict) -> str:
                             for x in entry[key])
             lines.append(f"{entry['label'][:width - 1]:<{width}}{cells}")
     return "\n".join(line for line in lines if line is not None)
-
-
-def binned_mean(values, bin_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Mean of consecutive bins of ``bin_size`` values: ``(bin centres, means)``.
-
-    Shape: ``values`` ``[n]`` with ``n`` a multiple of ``bin_size``; both outputs
-    ``[n // bin_size]``. Centres are in position units (first position is 0).
-    """
-    values = np.asarray(values, dtype=np.float64)
-    bin_size = check_int("bin_size", bin_size)
-    if values.ndim != 1 or len(values) % bin_size:
-        raise ValueError(f"values must be 1-D with a length divisible by bin_size={bin_size}, "
-                         f"got shape {values.shape}")
-    means = values.reshape(-1, bin_size).mean(axis=1)
-    centres = np.arange(len(means)) * bin_size + (bin_size - 1) / 2
-    return centres, means
-
-
-def t5_bias_by_distance(results: dict, variant: str = "t5", max_distance: int | None = None):
-    """The learned T5 bias as a function of distance ``i - j`` for every head.
-
-    Returns ``(distances, bias)`` with ``distances`` ``[0 .. max_distance]`` (default: the
-    longest evaluation length minus one) and ``bias`` ``[num_heads, len(distances)]``,
-    looked up through :func:`posenc.relative.t5_relative_bucket` (causal buckets).
-    """
-    config = results["config"]
-    table = np.asarray(results["variants"][variant]["t5_bias"])  # [buckets, heads]
-    max_distance = results["eval_lengths"][-1] - 1 if max_distance is None else max_distance
-    distances = np.arange(max_distance + 1)
-    buckets = t5_relative_bucket(-distances, bidirectional=False,
-                                 num_buckets=config["t5_num_buckets"],
-                                 max_distance=config["t5_max_distance"])
-    return distances, table[buckets].T

@@ -1,0 +1,62 @@
+"""Chapter 8 runs top to bottom *with its solutions*: its code cells and the Python of its
+``{solution}`` blocks (which nbval never runs: they are markdown) executed in order in one
+namespace. Issue 19: after the chapter registers its own ``logdist`` method, the cost
+exercise's solution crashed; a method without a cost formula is now measured."""
+
+import json
+import re
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+import posenc.experiments.extrapolation as extrapolation
+from posenc.nn import POSITIONS
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+SOLUTION = re.compile(r"````\{solution\}.*?```python\n(.*?)```", re.S)
+
+
+def chapter_code(path: Path) -> list[str]:
+    """The chapter's code, in reading order: code cells, and each solution's Python."""
+    code = []
+    for cell in json.loads(path.read_text())["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code":
+            code.append(source)
+        else:
+            code.extend(SOLUTION.findall(source))
+    return code
+
+
+def test_chapter_8_runs_top_to_bottom_solutions_included(monkeypatch, tmp_path):
+    matplotlib.use("Agg")
+    code = chapter_code(BOOK / "08_side_by_side.ipynb")
+    solutions = sum(len(SOLUTION.findall("".join(c["source"])))
+                    for c in json.loads((BOOK / "08_side_by_side.ipynb").read_text())["cells"]
+                    if c["cell_type"] == "markdown")
+    assert solutions == 3  # the three exercises' solutions are in `code`
+    real = extrapolation.run_experiment
+
+    def shrunk(config, **kwargs):  # the chapter trains for minutes: a few steps suffice here
+        return real(config.replace(steps=4, eval_tokens=256, log_every=2), **kwargs)
+
+    monkeypatch.setattr(extrapolation, "run_experiment", shrunk)
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__chapter__"}
+    before = set(POSITIONS)
+    try:
+        for n, source in enumerate(code):
+            source = "\n".join(line for line in source.splitlines()
+                               if not line.lstrip().startswith(("%", "!")))
+            try:
+                exec(compile(source, f"<chapter 8, block {n}>", "exec"), namespace)
+            except Exception as error:  # name the block: the chapter is long
+                raise AssertionError(f"block {n} failed:\n{source}") from error
+        assert {"logdist", "gauss"} <= set(POSITIONS)
+    finally:
+        for name in set(POSITIONS) - before:
+            del POSITIONS[name]
+        matplotlib.pyplot.close("all")

@@ -1,0 +1,176 @@
+"""The library's structure (issue 19): core ``posenc`` imports with the course's
+dependencies absent, and its modules import one another without a circle."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "posenc"
+COURSE_ONLY = ("matplotlib", "ipywidgets", "jupyterquiz", "IPython", "tqdm")
+
+
+def test_core_posenc_imports_and_runs_without_the_course_dependencies():
+    """A meta-path finder refuses the course's packages; every core module imports, and a
+    tiny experiment runs (its progress line falls back to plain stderr without tqdm)."""
+    core = sorted(".".join(p.relative_to(SRC).with_suffix("").parts)
+                  for p in PACKAGE.rglob("*.py")
+                  if "course" not in p.relative_to(PACKAGE).parts and p.name != "__main__.py")
+    code = f"""
+import importlib, importlib.abc, importlib.machinery, sys
+class Block(importlib.abc.Loader):  # found (probes see a spec), but importing it fails
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in {COURSE_ONLY!r}:
+            return importlib.machinery.ModuleSpec(name, self)
+    def create_module(self, spec):
+        raise ModuleNotFoundError('blocked: ' + spec.name, name=spec.name)
+    def exec_module(self, module):
+        pass
+sys.meta_path.insert(0, Block())
+for name in {core!r}:
+    importlib.import_module(name.removesuffix('.__init__'))
+from posenc.experiments.extrapolation import PRESETS, run_experiment
+config = PRESETS['text-small'].replace(encodings=('alibi',), steps=2, eval_tokens=256,
+                                       log_every=1, d_model=16, num_layers=1, d_ff=32)
+run_experiment(config, progress=True)
+blocked = [m for m in sys.modules if m.split('.')[0] in {COURSE_ONLY!r}]
+assert not blocked, blocked
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env={"PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert "alibi" in proc.stderr and "2/2" in proc.stderr  # the plain progress line
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """The posenc modules ``path`` imports when it is imported (module-level statements,
+    ``if``/``try`` blocks included; imports inside functions run later and are skipped)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    body = list(ast.parse(path.read_text()).body)
+    while body:
+        node = body.pop()
+        if isinstance(node, (ast.If, ast.Try)):
+            body.extend(node.body + node.orelse + getattr(node, "finalbody", []))
+            for handler in getattr(node, "handlers", []):
+                body.extend(handler.body)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("posenc"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("posenc"):
+                found.add(target)
+                found.update(f"{target}.{a.name}" for a in node.names)
+    return found
+
+
+def test_posenc_modules_import_one_another_without_a_circle():
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {name: {m for m in _top_level_imports(path) if m in modules and m != name}
+             for name, path in modules.items()}
+    # a module's parent package is imported first: not an edge of the import order itself
+    graph = {name: {m for m in deps if not name.startswith(m + ".")} for name, deps in
+             graph.items()}
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == "open":
+                cycle = stack[stack.index(dep):] + [dep]
+                raise AssertionError("import circle: " + " -> ".join(cycle))
+            if dep not in state:
+                visit(dep)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert len(graph) > 30 and graph["posenc.model"] >= {"posenc.nn"}
+
+
+TOY = '''"""A toy built-in method (a test): a fixed bias of -|i - j| / 8 on the scores."""
+
+import torch
+
+from .positions import PositionEncoding, register_position
+
+
+class ToyBias(PositionEncoding):
+    def __init__(self, spec, *, toy_scale: float = 0.125):
+        super().__init__()
+        self.toy_scale = toy_scale
+
+    def score_bias(self, q, k):
+        i = torch.arange(q.shape[-2], device=q.device)
+        j = torch.arange(k.shape[-2], device=k.device)
+        return -self.toy_scale * (i[:, None] - j[None, :]).abs().to(q.dtype)
+
+
+register_position("toy", ToyBias, label="toy bias", color="#123456", in_comparison=False)
+'''
+
+
+def test_a_built_in_method_touches_exactly_the_files_the_readme_lists(tmp_path):
+    """README, "Adding a position method": a new file in nn/, one import line in
+    nn/__init__.py and one name in the experiment's config. Done to a copy of src/, the
+    toy method then runs in attention, TinyLM (with its option), the cost tables, the
+    figure colours and the experiment's config and presets."""
+    import shutil
+
+    readme = (SRC.parent / "README.md").read_text()
+    section = readme[readme.index("## Adding a position method"):]
+    section = section[:section.index("\n## ", 5)]
+    for path in ("src/posenc/nn/<method>.py", "src/posenc/nn/__init__.py",
+                 "src/posenc/experiments/extrapolation/config.py"):
+        assert f"`{path}`" in section, path
+    copy = tmp_path / "src"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    nn = copy / "posenc" / "nn"
+    (nn / "toy.py").write_text(TOY)
+    init = (nn / "__init__.py").read_text()
+    anchor = "from .cope import CoPEBias\n"
+    assert anchor in init
+    line = "from .toy import ToyBias  # noqa: F401\n"
+    (nn / "__init__.py").write_text(init.replace(anchor, anchor + line))
+    config = copy / "posenc" / "experiments" / "extrapolation" / "config.py"
+    text = config.read_text()
+    anchor = '"fire", "cope")'
+    assert text.count(anchor) == 1
+    config.write_text(text.replace(anchor, '"fire", "cope", "toy")'))
+    code = """
+import torch
+from posenc.nn import POSITIONS, MultiHeadSelfAttention
+from posenc.model import TinyLM, TinyLMConfig
+from posenc.compare import ALL_METHODS, extra_attention_cost
+from posenc.course.figures.style import METHOD_COLORS
+from posenc.experiments.extrapolation import PRESETS, ALL_ENCODINGS
+assert list(POSITIONS)[-1] == 'toy' and 'toy' in ALL_METHODS
+assert MultiHeadSelfAttention(16, 2, 'toy')(torch.randn(1, 5, 16)).shape == (1, 5, 16)
+model = TinyLM(TinyLMConfig(position='toy', options={'toy_scale': 0.5}, d_model=16, num_heads=2))
+assert model.blocks[0].attn.encoding.toy_scale == 0.5
+assert extra_attention_cost('toy', d_model=16, num_heads=2, seq_len=8)['memory'] == 64
+assert METHOD_COLORS['toy'] == '#123456'
+assert 'toy' in ALL_ENCODINGS and 'toy' in PRESETS['main'].encodings
+PRESETS['main'].model_config('toy')
+print('ok')
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path,
+                          env={"PYTHONPATH": str(copy), "OMP_NUM_THREADS": "1",
+                               "MPLBACKEND": "Agg"})
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
