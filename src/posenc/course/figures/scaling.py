@@ -7,11 +7,17 @@ Each ``draw_*(fig, **values)`` draws into a fresh matplotlib figure, the way
 
 from __future__ import annotations
 
+import matplotlib
 import numpy as np
 
 from ..._validation import check_float, check_int
 from ...rope import rope_frequencies
-from ...scaling import SCALING_METHODS, rope_scaling_frequencies
+from ...scaling import (
+    SCALING_METHODS,
+    rerope_distance,
+    rope_scaling_frequencies,
+    self_extend_distance,
+)
 from .style import COLORS
 
 __all__ = [
@@ -22,6 +28,8 @@ __all__ = [
     "draw_frequency_ratios",
     "draw_turns_at_position",
     "draw_short_range_scores",
+    "seen_distances",
+    "draw_remapped_distances",
 ]
 
 #: One colour per scaling method, used by every figure of the chapter.
@@ -179,3 +187,86 @@ def draw_short_range_scores(fig, factor: float = 8.0, base: float = 10000.0,
     ax.legend(fontsize=8, loc="upper right", frameon=False)
     ax.set_title(f"Score of identical q, k at distance r (s={factor:g}, base={base:g})",
                  fontsize=10)
+
+
+#: The methods of :func:`draw_remapped_distances`, with their colours and line styles.
+REMAP_METHODS = {
+    "PI": (COLORS[0], "-"),
+    "NTK-aware": (COLORS[1], "-"),
+    "YaRN": (COLORS[2], (0, (1, 1))),
+    "ReRoPE": (COLORS[3], "-"),
+    "Leaky ReRoPE": (COLORS[4], (0, (4, 1.5))),
+    "Self-Extend": (COLORS[5], (0, (6, 1.5, 1.5, 1.5))),
+}
+
+
+def _critical_pair(head_dim: int, base: float, length0: int) -> int:
+    """The fastest pair that turns less than once in ``length0`` tokens (Liu et al.'s
+    critical dimension, counted in pairs)."""
+    return int(np.argmax(length0 * rope_frequencies(head_dim, base) < 2 * np.pi))
+
+
+def seen_distances(query_pos, key_pos, *, window: int, group: int, factor: float,
+                   length0: int, head_dim: int = 64, base: float = 10000.0) -> dict:
+    """The distance each method makes RoPE see, ``{method: array}`` (broadcast of ``i - j``).
+
+    Remapping methods (ReRoPE, Leaky ReRoPE with ``leak = factor``, Self-Extend) change the
+    distance itself. Frequency methods (PI, NTK-aware, YaRN) change the angles instead; they
+    are reduced to one number per distance by the *critical pair*, the fastest pair that turns
+    less than once in ``length0``: the distance at which the original frequency gives the
+    same angle, ``(i - j) * theta'_c / theta_c``."""
+    i, j = np.broadcast_arrays(np.asarray(query_pos), np.asarray(key_pos))
+    true = (i - j).astype(np.float64)
+    theta = rope_frequencies(head_dim, base)
+    c = _critical_pair(head_dim, base, length0)
+    out = {}
+    for name, method in (("PI", "linear"), ("NTK-aware", "ntk"), ("YaRN", "yarn")):
+        new, _ = rope_scaling_frequencies(method, head_dim, base=base, factor=factor,
+                                          original_max_position_embeddings=length0)
+        out[name] = true * new[c] / theta[c]
+    out["ReRoPE"] = rerope_distance(i - j, window=window)
+    out["Leaky ReRoPE"] = rerope_distance(i - j, window=window, leak=factor)
+    out["Self-Extend"] = self_extend_distance(i, j, group=group, window=window).astype(float)
+    return out
+
+
+def draw_remapped_distances(fig, window: int, group: int, factor: float, length0: int = 64,
+                            head_dim: int = 64, base: float = 10000.0):
+    """Top: the distance RoPE sees against the true one, for the last query of a sequence
+    ``factor * length0`` long. Bottom: the ``[q, k]`` matrix of seen distances for each
+    method, red where it exceeds ``length0`` (a distance never seen in training).
+    Returns the axes."""
+    factor = check_float("factor", factor, greater_than=1.0)
+    n = int(round(factor * length0))
+    last = np.full(n, n - 1)
+    keys = np.arange(n)
+    line = seen_distances(last, keys, window=window, group=group, factor=factor,
+                          length0=length0, head_dim=head_dim, base=base)
+    grid = fig.add_gridspec(2, len(REMAP_METHODS), height_ratios=(2.2, 1), hspace=0.55,
+                            wspace=0.15)
+    ax = fig.add_subplot(grid[0, :])
+    true = (n - 1) - keys
+    ax.plot(true, true, color="#777777", lw=1, ls=(0, (3, 2)), label="true distance")
+    for name, (color, style) in REMAP_METHODS.items():
+        ax.plot(true, line[name], color=color, ls=style, lw=1.8, label=name)
+    ax.axhline(length0, color="#b00000", lw=0.8)
+    ax.text(2, length0 * 1.03, f"trained length L₀ = {length0}", color="#b00000", fontsize=8,
+            va="bottom")
+    ax.set(xlabel="true distance i − j", ylabel="distance RoPE sees", xlim=(0, n - 1),
+           ylim=(0, n - 1))
+    ax.legend(fontsize=8, ncol=2, loc="upper left", frameon=False)
+    ax.set_title(f"w = {window}, G = {group}, factor s = {factor:g} (context {n})", fontsize=10)
+    i, j = np.tril_indices(n)
+    cmap = matplotlib.colormaps["viridis"].with_extremes(over="#d62728", bad="white")
+    mats = seen_distances(i, j, window=window, group=group, factor=factor, length0=length0,
+                          head_dim=head_dim, base=base)
+    for col, name in enumerate(REMAP_METHODS):
+        m = np.full((n, n), np.nan)
+        m[i, j] = mats[name]
+        small = fig.add_subplot(grid[1, col])
+        small.imshow(m, cmap=cmap, vmin=0, vmax=length0, interpolation="nearest")
+        small.set_xticks([])
+        small.set_yticks([])
+        small.grid(False)
+        small.set_title(name.replace(" ", "\n", 1) if len(name) > 9 else name, fontsize=8)
+    return ax
