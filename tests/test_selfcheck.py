@@ -100,3 +100,8 @@ def test_numeric_answers_of_chapter_13_match_the_formulas():
     assert correct_answer(long_context[0]) == pytest.approx(round(100 / 15, 1))
     assert correct_answer(long_context[2]) == pytest.approx(round((0.1 * math.log(4) + 1) ** 2,
                                                                   2))
+
+
+def test_chapter_5_self_extend_question_matches_longlm_formula():
+    # LongLM: group query position i // G + w - w // G, group key position j // G
+    assert correct_answer(questions("05_rope_scaling")[3]) == 11 // 2 + 4 - 4 // 2 - 0 // 2
