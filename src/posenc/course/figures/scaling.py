@@ -11,6 +11,7 @@ import matplotlib
 import numpy as np
 
 from ..._validation import check_float, check_int
+from ...compare import rope_mean_score
 from ...rope import rope_frequencies
 from ...scaling import (
     SCALING_METHODS,
@@ -30,6 +31,9 @@ __all__ = [
     "draw_short_range_scores",
     "seen_distances",
     "draw_remapped_distances",
+    "BASE_BOUND_SU",
+    "SHIPPED_BASES",
+    "draw_base_bound",
 ]
 
 #: One colour per scaling method, used by every figure of the chapter.
@@ -270,3 +274,50 @@ def draw_remapped_distances(fig, window: int, group: int, factor: float, length0
         small.grid(False)
         small.set_title(name.replace(" ", "\n", 1) if len(name) > 9 else name, fontsize=8)
     return ax
+
+
+#: Men et al.'s lower bound on the base (head_dim 128) by context length, from Su's finer
+#: search (kexue.fm/archives/10122); ``rope_base_lower_bound`` reproduces the 1k and 2k
+#: entries in the tests (the larger ones take minutes on a CPU).
+BASE_BOUND_SU = {1024: 4.3e3, 2048: 1.2e4, 4096: 2.7e4, 8192: 8.4e4, 16384: 2.3e5,
+                 32768: 6.3e5, 65536: 2.1e6, 131072: 4.9e6, 262144: 2.4e7, 524288: 5.8e7,
+                 1048576: 6.5e7}
+#: (model, base, context length) as shipped (configurations on Hugging Face).
+SHIPPED_BASES = [("Llama 2", 1e4, 4096), ("Llama 3", 5e5, 8192), ("Qwen2.5 / Qwen3", 1e6, 32768),
+                 ("Llama 3.1 (×8 scaling)", 5e5, 131072), ("Gemma 3 global (×8)", 1e6, 131072)]
+
+
+def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 << 18):
+    """Left: Men et al.'s similar-token margin ``B(m) = sum_i cos(m theta_i)`` (d/2 times
+    RoPE's mean score) against the distance ``m`` for one base; it first drops below 0 at
+    the longest context the base supports. Right: the bound against the context length
+    (Su's table) with the base as a horizontal line and shipped models as points.
+    Returns the two axes."""
+    check_float("base", base, greater_than=1.0)
+    m = np.unique(np.geomspace(1, max_length, 1500).astype(int))
+    margin = rope_mean_score(m, head_dim, base) * head_dim / 2
+    reach = None
+    for start in range(1, max_length + 1, 8192):  # every m, in chunks, up to the first < 0
+        chunk = np.arange(start, min(start + 8192, max_length + 1), dtype=np.float64)
+        negative = np.flatnonzero(rope_mean_score(chunk, head_dim, base) < 0)
+        if negative.size:
+            reach = int(chunk[negative[0]])
+            break
+    left, right = fig.subplots(1, 2, gridspec_kw={"wspace": 0.35})
+    left.semilogx(m, margin, color=COLORS[0], lw=1.2)
+    left.axhline(0, color="#444444", lw=0.8)
+    if reach:
+        left.axvline(reach, color=COLORS[3], lw=1.2, ls=(0, (4, 2)))
+        left.text(reach * 1.15, head_dim / 2 * 0.8, f"first < 0\nat m = {reach:,}", fontsize=8,
+                  color=COLORS[3])
+    left.set(xlabel="distance m (tokens)", ylabel="B(m) = Σᵢ cos(m θᵢ)", xlim=(1, max_length))
+    left.set_title(f"base {base:.0e}, d = {head_dim}", fontsize=10)
+    lengths = np.array(list(BASE_BOUND_SU))
+    right.loglog(lengths, list(BASE_BOUND_SU.values()), "^-", color=COLORS[0], ms=4, lw=1,
+                 label="bound (Su's table)")
+    right.axhline(base, color=COLORS[3], lw=1.2, ls=(0, (4, 2)), label=f"base {base:.0e}")
+    for k, (name, b, length) in enumerate(SHIPPED_BASES):
+        right.plot(length, b, "o", color=COLORS[(k + 1) % len(COLORS)], ms=5, label=name)
+    right.set(xlabel="context length L", ylabel="lower bound on the base")
+    right.legend(fontsize=7, loc="lower right", frameon=False)
+    return left, right
