@@ -308,8 +308,8 @@ def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 <
     left.axhline(0, color="#444444", lw=0.8)
     if reach:
         left.axvline(reach, color=COLORS[3], lw=1.2, ls=(0, (4, 2)))
-        left.text(reach * 1.15, head_dim / 2 * 0.8, f"first < 0\nat m = {reach:,}", fontsize=8,
-                  color=COLORS[3])
+        left.text(reach / 1.3, head_dim / 2 * 0.95, f"first < 0\nat m = {reach:,}",
+                  fontsize=8, ha="right", color=COLORS[3])
     left.set(xlabel="distance m (tokens)", ylabel="B(m) = Σᵢ cos(m θᵢ)", xlim=(1, max_length))
     left.set_title(f"base {base:.0e}, d = {head_dim}", fontsize=10)
     lengths = np.array(list(BASE_BOUND_SU))
@@ -319,5 +319,5 @@ def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 <
     for k, (name, b, length) in enumerate(SHIPPED_BASES):
         right.plot(length, b, "o", color=COLORS[(k + 1) % len(COLORS)], ms=5, label=name)
     right.set(xlabel="context length L", ylabel="lower bound on the base")
-    right.legend(fontsize=7, loc="lower right", frameon=False)
+    right.legend(fontsize=7, loc="upper left", frameon=False)
     return left, right
