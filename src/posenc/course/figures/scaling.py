@@ -319,5 +319,5 @@ def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 <
     for k, (name, b, length) in enumerate(SHIPPED_BASES):
         right.plot(length, b, "o", color=COLORS[(k + 1) % len(COLORS)], ms=5, label=name)
     right.set(xlabel="context length L", ylabel="lower bound on the base")
-    right.legend(fontsize=7, loc="upper left", frameon=False)
+    right.legend(fontsize=8, loc="upper left", frameon=False)
     return left, right
