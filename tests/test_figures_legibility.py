@@ -44,6 +44,8 @@ SLIDER_FIGURES = [
     (rope_alibi.draw_alibi_bias, {"num_heads": 12, "head": 8, "length": 64}, (6.88, 4.4)),
     (scaling.draw_frequency_ratios, {"factor": 32, "base": 5e5}, (6.88, 3.2)),
     (scaling.draw_turns_at_position, {"position": 65536, "factor": 16}, (6.88, 3.2)),
+    (scaling.draw_remapped_distances, {"window": 32, "group": 8, "factor": 4}, (6.88, 5.2)),
+    (scaling.draw_base_bound, {"base": 1e7}, (6.88, 3.4)),
     (relative.draw_t5_bucket_map, {"num_buckets": 64, "max_distance": 1024},
      (FIGURE_WIDTH, 3.2)),
 ]

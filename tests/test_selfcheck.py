@@ -190,3 +190,8 @@ def test_numbers_in_the_understanding_questions_match_the_formulas():
     fire = _answer(questions("12_learned_biases")[4], "About 1")["feedback"]
     half = math.log(0.1 * 50 + 1) / math.log(0.1 * 100 + 1)  # Li et al.: psi(i-j)/psi(i), L=0
     assert f"gives {half:.3f}" in fire
+
+
+def test_chapter_5_self_extend_question_matches_longlm_formula():
+    # LongLM: group query position i // G + w - w // G, group key position j // G
+    assert correct_answer(questions("05_rope_scaling")[3]) == 11 // 2 + 4 - 4 // 2 - 0 // 2

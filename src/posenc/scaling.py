@@ -36,11 +36,12 @@ Multiplying the logits by ``attention_factor ** 2`` does the same.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 
-from ._validation import check_base, check_choice, check_even_int, check_float
+from ._validation import check_base, check_choice, check_even_int, check_float, check_int
 from .rope import rope_frequencies
 
 __all__ = [
@@ -333,3 +334,121 @@ def _proportional(default: np.ndarray, head_dim: int, factor: float, opts: dict)
         raise ValueError(f"partial_rotary_factor must be in (0, 1], got {p}")
     kept = int(p * head_dim // 2)  # Hugging Face's rope_angles: (p * head_dim) // 2
     return np.where(np.arange(head_dim // 2) < kept, default, 0.0) / factor
+
+
+# ---------------------------------------------------------------------------
+# Longer without new frequencies: remapped relative distances (ReRoPE, Self-Extend)
+# and the lower bound on the base for a context length (Men et al., 2024).
+# ---------------------------------------------------------------------------
+
+def _distances(name: str, value) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
+                                 or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must be an array of integer positions or distances, "
+                        f"got {arr.dtype}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.floor(arr)):
+        raise ValueError(f"{name} must hold whole numbers >= 0")
+    return arr.astype(np.int64)
+
+
+def rerope_distance(distance, *, window: int, leak: float | None = None) -> np.ndarray:
+    """The relative distance ReRoPE lets RoPE see, for true distances ``i - j >= 0``.
+
+    ReRoPE (Su, 2023, reference code ``bojone/rerope``) runs attention twice: once with the
+    ordinary rotations and once with every query rotated to position ``window`` and the keys
+    left unrotated (position 0), then keeps the first logits where ``i - j < window`` and the
+    second elsewhere. The distance the model sees is therefore ``min(i - j, window)``: never
+    a distance it was not trained on. Leaky ReRoPE (``leak=k > 1``) rotates the second pass's
+    queries to ``(i + window * (k - 1)) / k`` and keys to ``j / k``, so beyond the window the
+    distance grows again, ``k`` times slower: ``window + (i - j - window) / k``.
+
+    ``distance``: integer array (any shape) of true distances ``>= 0``; returns float64
+    distances of the same shape. Both passes need the un-rotated keys (the second rotates
+    them by a position that depends on the query), so no rotated key can be cached.
+    """
+    d = _distances("distance", distance).astype(np.float64)
+    window = check_int("window", window)
+    if leak is None:
+        return np.minimum(d, float(window))
+    leak = check_float("leak", leak, greater_than=1.0)
+    return np.where(d < window, d, window + (d - window) / leak)
+
+
+def self_extend_distance(query_pos, key_pos, *, group: int, window: int) -> np.ndarray:
+    """The relative distance Self-Extend uses (Jin et al., 2024, LongLM ``self_extend_forward``).
+
+    ``query_pos`` ``i`` and ``key_pos`` ``j``: integer position arrays that broadcast
+    (``query_pos[:, None]`` and ``key_pos[None, :]`` give a ``[q, k]`` matrix), with
+    ``j <= i``. Inside the neighbour window (``i - j < window``) the distance is the true
+    ``i - j``. Beyond it both positions are floor-divided by ``group`` ``G`` and the query's
+    grouped position is shifted by ``window - window // G`` so that the grouped distances
+    start where the neighbour ones stop::
+
+        (i // G + window - window // G) - j // G
+
+    LongLM sets the shift to 0 when every position is below ``window``
+    (``_re_group_size_2 = 0 if position_ids.max() < group_size_2``); the grouped logits are
+    then never selected (``i - j < window`` holds everywhere), so the distances used are the
+    same and this function does not model the switch. Returns an int64 array.
+    """
+    i = _distances("query_pos", query_pos)
+    j = _distances("key_pos", key_pos)
+    group = check_int("group", group)
+    window = check_int("window", window)
+    if np.any(j > i):
+        raise ValueError("self_extend_distance needs key_pos <= query_pos (causal attention)")
+    grouped = (i // group + window - window // group) - j // group
+    return np.where(i - j < window, i - j, grouped)
+
+
+def _decay_holds(bases: np.ndarray, head_dim: int, length: int) -> np.ndarray:
+    """For each base, whether ``sum_i cos(m theta_i) >= 0`` for every ``m < length``.
+
+    ``bases``: ``[n]``. Checked in growing chunks of ``m``, dropping a base at its first
+    negative value, so bases far below the bound cost a few hundred ``m`` each."""
+    exponents = -np.arange(0, head_dim, 2, dtype=np.float64) / head_dim
+    alive = np.ones(len(bases), dtype=bool)
+    start, size = 0, 256
+    while start < length and alive.any():
+        m = np.arange(start, min(start + size, length), dtype=np.float64)
+        theta = bases[alive, None] ** exponents                       # [alive, d/2]
+        decay = np.cos(m[None, :, None] * theta[:, None, :]).sum(-1)  # [alive, m]
+        alive[np.flatnonzero(alive)[(decay < 0).any(axis=1)]] = False
+        start, size = start + size, min(size * 2, 2048)
+    return alive
+
+
+def rope_base_lower_bound(context_length: int, head_dim: int = 128, *,
+                          rtol: float = 1e-3) -> float:
+    """Men et al. (2024)'s lower bound on RoPE's base for a context length.
+
+    "Base of RoPE bounds context length" (arXiv:2405.14591) asks that a key similar to the
+    query gets, in expectation, more attention than a random key at every distance the
+    model is trained on; for i.i.d. query components that difference is proportional to
+
+        B(m) = sum_{i < d/2} cos(m * base ** (-2i/d)),
+
+    so the bound is the smallest base with ``B(m) >= 0`` for every ``m`` in
+    ``0 .. context_length - 1`` (the parametrisation of Su's re-derivation, kexue.fm 10122).
+    ``B >= 0`` is not monotone in the base (a base that works can be followed by one that
+    fails), so the bound is found by a geometric scan upward from ``context_length / 2``
+    in steps of ``1 + rtol`` (no bisection); the result is within a factor ``1 + rtol`` of
+    the smallest working base on that grid. Su's finer GPU search gives tighter values than
+    the paper's published table at several lengths; this function agrees with Su's.
+
+    ``head_dim`` ``d``: the rotated size of one head (even). Returns the base (float).
+    """
+    length = check_int("context_length", context_length, minimum=2)
+    head_dim = check_even_int("head_dim", head_dim)
+    rtol = check_float("rtol", rtol, greater_than=0.0)
+    step = math.log1p(rtol)
+    first = math.log(max(length / 2.0, 1.0 + rtol))
+    for batch in itertools.count():
+        bases = np.exp(first + step * np.arange(batch * 64, (batch + 1) * 64))
+        holds = _decay_holds(bases, head_dim, length)
+        if holds.any():
+            return float(bases[np.argmax(holds)])
+
+
+__all__ += ["rerope_distance", "self_extend_distance", "rope_base_lower_bound"]

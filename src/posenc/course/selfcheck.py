@@ -181,9 +181,10 @@ def _rope() -> list[dict]:
 
 
 def _rope_scaling() -> list[dict]:
-    from ..scaling import yarn_attention_factor
+    from ..scaling import self_extend_distance, yarn_attention_factor
 
     factor = yarn_attention_factor(8.0)
+    seen = int(self_extend_distance(11, 0, group=2, window=4))
     return [
         _mc("Position Interpolation with s = 4 divides every RoPE frequency by 4. What does "
             "the model lose?",
@@ -205,6 +206,20 @@ def _rope_scaling() -> list[dict]:
         _number("YaRN's attention factor for s = 8 (0.1·ln s + 1), to 2 decimals?",
                 round(factor, 2), 0.005 + 1e-9, f"0.1·ln 8 + 1 ≈ {factor:.4f}.",
                 "Use the natural logarithm: 0.1·ln(8) + 1."),
+        _number("Self-Extend with window w = 4 and group G = 2: at which distance is the query "
+                "at position 11 scored against the key at position 0?",
+                seen, 0.5, f"11 − 0 ≥ w, so the grouped positions count: ⌊11/2⌋ + 4 − ⌊4/2⌋ − "
+                f"⌊0/2⌋ = {seen}, not the true 11.",
+                "Past the window, use ⌊i/G⌋ + w − ⌊w/G⌋ − ⌊j/G⌋."),
+        _mc("Why can a server not keep RoPE-rotated keys in its cache under ReRoPE, as it can "
+            "under YaRN?",
+            "A key's rotation depends on the query: near keys use the true distance, far ones "
+            "the window",
+            {"ReRoPE changes the frequencies as the text grows": "That is Dynamic NTK; ReRoPE "
+                                                                  "keeps the frequencies.",
+             "ReRoPE needs no cache at all": "It caches keys, but un-rotated, and rotates them "
+                                             "per pass."},
+            "The same key is scored at i − j in one pass and at w in the other."),
     ]
 
 

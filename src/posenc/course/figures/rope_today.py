@@ -32,6 +32,7 @@ __all__ = [
     "MROPE_EXAMPLE",
     "draw_mrope_ids",
     "draw_mrope_sections",
+    "draw_mla_paths",
 ]
 
 
@@ -212,3 +213,37 @@ def draw_mrope_sections(fig, temporal: int, head_dim: int = 32, segments=MROPE_E
     bottom.set(xlabel="pair i (fast → slow)", ylabel="token",
                title="cos(angle) per token and pair (base 100)")
     return bottom
+
+
+def draw_mla_paths(fig):
+    """DeepSeek-V2's decoupled RoPE as a diagram: the content path (latent ``c_j``, its
+    up-projection absorbed into the query) and the position path (a small rotated key
+    ``k^R_j`` shared by all heads), for a query at ``i`` and a cached token at ``j``.
+    Returns the axes."""
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.set(xlim=(0, 10), ylim=(0, 4.2))
+    boxes = {
+        "h_j": (0.7, 3.2, "token j\nh_j"), "c": (3.2, 3.2, "latent c_j\n(cached, d_c)"),
+        "qc": (6.2, 3.2, "W^UKᵀ q\n(absorbed)"), "kr": (3.2, 1.0, "R_j W^KR h_j\n(cached, d_R)"),
+        "qr": (6.2, 1.0, "R_i q^R\n(query at i)"), "score": (9.0, 2.1, "score\n(i, j)"),
+    }
+    colors = {"c": COLORS[0], "qc": COLORS[0], "kr": COLORS[3], "qr": COLORS[3]}
+    for key, (x, y, text) in boxes.items():
+        ax.text(x, y, text, ha="center", va="center", fontsize=9,
+                bbox=dict(boxstyle="round,pad=0.35", fc="white",
+                          ec=colors.get(key, "#444444"), lw=1.6))
+    arrows = [("h_j", "c", "W^DKV"), ("h_j", "kr", "W^KR, rotate by j"),
+              ("c", "qc", "· content"), ("kr", "qr", "· position"),
+              ("qc", "score", "+"), ("qr", "score", "+")]
+    for a, b, label in arrows:
+        (x0, y0, _), (x1, y1, _) = boxes[a], boxes[b]
+        ax.annotate("", xy=(x1 - 0.9 * np.sign(x1 - x0), y1), xytext=(x0 + 0.9, y0),
+                    arrowprops=dict(arrowstyle="->", color="#444444", lw=1.2))
+        if y0 != y1 and a == "h_j":  # the diagonal arrow: label to its right, off the line
+            ax.text((x0 + x1) / 2 + 0.35, (y0 + y1) / 2, label, ha="left", fontsize=8)
+        else:
+            ax.text((x0 + x1) / 2, (y0 + y1) / 2 + 0.28, label, ha="center", fontsize=8)
+    ax.set_title("Decoupled RoPE in MLA: a content path without rotation, a rotated slice",
+                 fontsize=10)
+    return ax

@@ -7,11 +7,18 @@ Each ``draw_*(fig, **values)`` draws into a fresh matplotlib figure, the way
 
 from __future__ import annotations
 
+import matplotlib
 import numpy as np
 
 from ..._validation import check_float, check_int
+from ...compare import rope_mean_score
 from ...rope import rope_frequencies
-from ...scaling import SCALING_METHODS, rope_scaling_frequencies
+from ...scaling import (
+    SCALING_METHODS,
+    rerope_distance,
+    rope_scaling_frequencies,
+    self_extend_distance,
+)
 from .style import COLORS
 
 __all__ = [
@@ -22,6 +29,11 @@ __all__ = [
     "draw_frequency_ratios",
     "draw_turns_at_position",
     "draw_short_range_scores",
+    "seen_distances",
+    "draw_remapped_distances",
+    "BASE_BOUND_SU",
+    "SHIPPED_BASES",
+    "draw_base_bound",
 ]
 
 #: One colour per scaling method, used by every figure of the chapter.
@@ -179,3 +191,133 @@ def draw_short_range_scores(fig, factor: float = 8.0, base: float = 10000.0,
     ax.legend(fontsize=8, loc="upper right", frameon=False)
     ax.set_title(f"Score of identical q, k at distance r (s={factor:g}, base={base:g})",
                  fontsize=10)
+
+
+#: The methods of :func:`draw_remapped_distances`, with their colours and line styles.
+REMAP_METHODS = {
+    "PI": (COLORS[0], "-"),
+    "NTK-aware": (COLORS[1], "-"),
+    "YaRN": (COLORS[2], (0, (1, 1))),
+    "ReRoPE": (COLORS[3], "-"),
+    "Leaky ReRoPE": (COLORS[4], (0, (4, 1.5))),
+    "Self-Extend": (COLORS[5], (0, (6, 1.5, 1.5, 1.5))),
+}
+
+
+def _critical_pair(head_dim: int, base: float, length0: int) -> int:
+    """The fastest pair that turns less than once in ``length0`` tokens (Liu et al.'s
+    critical dimension, counted in pairs)."""
+    return int(np.argmax(length0 * rope_frequencies(head_dim, base) < 2 * np.pi))
+
+
+def seen_distances(query_pos, key_pos, *, window: int, group: int, factor: float,
+                   length0: int, head_dim: int = 64, base: float = 10000.0) -> dict:
+    """The distance each method makes RoPE see, ``{method: array}`` (broadcast of ``i - j``).
+
+    Remapping methods (ReRoPE, Leaky ReRoPE with ``leak = factor``, Self-Extend) change the
+    distance itself. Frequency methods (PI, NTK-aware, YaRN) change the angles instead; they
+    are reduced to one number per distance by the *critical pair*, the fastest pair that turns
+    less than once in ``length0``: the distance at which the original frequency gives the
+    same angle, ``(i - j) * theta'_c / theta_c``."""
+    i, j = np.broadcast_arrays(np.asarray(query_pos), np.asarray(key_pos))
+    true = (i - j).astype(np.float64)
+    theta = rope_frequencies(head_dim, base)
+    c = _critical_pair(head_dim, base, length0)
+    out = {}
+    for name, method in (("PI", "linear"), ("NTK-aware", "ntk"), ("YaRN", "yarn")):
+        new, _ = rope_scaling_frequencies(method, head_dim, base=base, factor=factor,
+                                          original_max_position_embeddings=length0)
+        out[name] = true * new[c] / theta[c]
+    out["ReRoPE"] = rerope_distance(i - j, window=window)
+    out["Leaky ReRoPE"] = rerope_distance(i - j, window=window, leak=factor)
+    out["Self-Extend"] = self_extend_distance(i, j, group=group, window=window).astype(float)
+    return out
+
+
+def draw_remapped_distances(fig, window: int, group: int, factor: float, length0: int = 64,
+                            head_dim: int = 64, base: float = 10000.0):
+    """Top: the distance RoPE sees against the true one, for the last query of a sequence
+    ``factor * length0`` long. Bottom: the ``[q, k]`` matrix of seen distances for each
+    method, red where it exceeds ``length0`` (a distance never seen in training).
+    Returns the axes."""
+    factor = check_float("factor", factor, greater_than=1.0)
+    n = int(round(factor * length0))
+    last = np.full(n, n - 1)
+    keys = np.arange(n)
+    line = seen_distances(last, keys, window=window, group=group, factor=factor,
+                          length0=length0, head_dim=head_dim, base=base)
+    grid = fig.add_gridspec(2, len(REMAP_METHODS), height_ratios=(2.2, 1), hspace=0.55,
+                            wspace=0.15)
+    ax = fig.add_subplot(grid[0, :])
+    true = (n - 1) - keys
+    ax.plot(true, true, color="#777777", lw=1, ls=(0, (3, 2)), label="true distance")
+    for name, (color, style) in REMAP_METHODS.items():
+        ax.plot(true, line[name], color=color, ls=style, lw=1.8, label=name)
+    ax.axhline(length0, color="#b00000", lw=0.8)
+    ax.text(2, length0 * 1.03, f"trained length L₀ = {length0}", color="#b00000", fontsize=8,
+            va="bottom")
+    ax.set(xlabel="true distance i − j", ylabel="distance RoPE sees", xlim=(0, n - 1),
+           ylim=(0, n - 1))
+    ax.legend(fontsize=8, ncol=2, loc="upper left", frameon=False)
+    ax.set_title(f"w = {window}, G = {group}, factor s = {factor:g} (context {n})", fontsize=10)
+    i, j = np.tril_indices(n)
+    cmap = matplotlib.colormaps["viridis"].with_extremes(over="#d62728", bad="white")
+    mats = seen_distances(i, j, window=window, group=group, factor=factor, length0=length0,
+                          head_dim=head_dim, base=base)
+    for col, name in enumerate(REMAP_METHODS):
+        m = np.full((n, n), np.nan)
+        m[i, j] = mats[name]
+        small = fig.add_subplot(grid[1, col])
+        small.imshow(m, cmap=cmap, vmin=0, vmax=length0, interpolation="nearest")
+        small.set_xticks([])
+        small.set_yticks([])
+        small.grid(False)
+        small.set_title(name.replace(" ", "\n", 1) if len(name) > 9 else name, fontsize=8)
+    return ax
+
+
+#: Men et al.'s lower bound on the base (head_dim 128) by context length, from Su's finer
+#: search (kexue.fm/archives/10122); ``rope_base_lower_bound`` reproduces the 1k and 2k
+#: entries in the tests (the larger ones take minutes on a CPU).
+BASE_BOUND_SU = {1024: 4.3e3, 2048: 1.2e4, 4096: 2.7e4, 8192: 8.4e4, 16384: 2.3e5,
+                 32768: 6.3e5, 65536: 2.1e6, 131072: 4.9e6, 262144: 2.4e7, 524288: 5.8e7,
+                 1048576: 6.5e7}
+#: (model, base, context length) as shipped (configurations on Hugging Face).
+SHIPPED_BASES = [("Llama 2", 1e4, 4096), ("Llama 3", 5e5, 8192), ("Qwen2.5 / Qwen3", 1e6, 32768),
+                 ("Llama 3.1 (×8 scaling)", 5e5, 131072), ("Gemma 3 global (×8)", 1e6, 131072)]
+
+
+def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 << 18):
+    """Left: Men et al.'s similar-token margin ``B(m) = sum_i cos(m theta_i)`` (d/2 times
+    RoPE's mean score) against the distance ``m`` for one base; it first drops below 0 at
+    the longest context the base supports. Right: the bound against the context length
+    (Su's table) with the base as a horizontal line and shipped models as points.
+    Returns the two axes."""
+    check_float("base", base, greater_than=1.0)
+    m = np.unique(np.geomspace(1, max_length, 1500).astype(int))
+    margin = rope_mean_score(m, head_dim, base) * head_dim / 2
+    reach = None
+    for start in range(1, max_length + 1, 8192):  # every m, in chunks, up to the first < 0
+        chunk = np.arange(start, min(start + 8192, max_length + 1), dtype=np.float64)
+        negative = np.flatnonzero(rope_mean_score(chunk, head_dim, base) < 0)
+        if negative.size:
+            reach = int(chunk[negative[0]])
+            break
+    left, right = fig.subplots(1, 2, gridspec_kw={"wspace": 0.35})
+    left.semilogx(m, margin, color=COLORS[0], lw=1.2)
+    left.axhline(0, color="#444444", lw=0.8)
+    if reach:
+        left.axvline(reach, color=COLORS[3], lw=1.2, ls=(0, (4, 2)))
+        left.text(reach / 1.3, head_dim / 2 * 0.95, f"first < 0\nat m = {reach:,}",
+                  fontsize=8, ha="right", color=COLORS[3])
+    left.set(xlabel="distance m (tokens)", ylabel="B(m) = Σᵢ cos(m θᵢ)", xlim=(1, max_length))
+    left.set_title(f"base {base:.0e}, d = {head_dim}", fontsize=10)
+    lengths = np.array(list(BASE_BOUND_SU))
+    right.loglog(lengths, list(BASE_BOUND_SU.values()), "^-", color=COLORS[0], ms=4, lw=1,
+                 label="bound (Su's table)")
+    right.axhline(base, color=COLORS[3], lw=1.2, ls=(0, (4, 2)), label=f"base {base:.0e}")
+    for k, (name, b, length) in enumerate(SHIPPED_BASES):
+        right.plot(length, b, "o", color=COLORS[(k + 1) % len(COLORS)], ms=5, label=name)
+    right.set(xlabel="context length L", ylabel="lower bound on the base")
+    right.legend(fontsize=8, loc="upper left", frameon=False)
+    return left, right

@@ -1,0 +1,56 @@
+"""The chapter-5 figures of position remapping and the base bound draw the library's numbers."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from posenc.course.figures import rope_today  # noqa: E402
+from posenc.course.figures import scaling as figs  # noqa: E402
+from posenc.rope import rope_frequencies  # noqa: E402
+
+
+@pytest.fixture
+def fig():
+    f = plt.figure()
+    yield f
+    plt.close(f)
+
+
+def test_seen_distances_of_pi_and_remapping():
+    i, j = np.array([63, 63, 63]), np.array([63, 40, 0])
+    seen = figs.seen_distances(i, j, window=16, group=4, factor=4, length0=64)
+    # PI divides every frequency by s: at any pair the angle is that of (i - j) / s
+    np.testing.assert_allclose(seen["PI"], (i - j) / 4)
+    np.testing.assert_allclose(seen["ReRoPE"], [0, 16, 16])
+    np.testing.assert_allclose(seen["Leaky ReRoPE"], [0, 16 + 7 / 4, 16 + 47 / 4])
+    # Self-Extend past the window: 63 // 4 + 16 - 16 // 4 - j // 4
+    np.testing.assert_array_equal(seen["Self-Extend"], [0, 15 + 12 - 10, 15 + 12 - 0])
+
+
+def test_critical_pair_is_the_first_that_turns_less_than_once():
+    c = figs._critical_pair(64, 1e4, 64)
+    theta = rope_frequencies(64, 1e4)
+    assert 64 * theta[c] < 2 * np.pi <= 64 * theta[c - 1]
+
+
+def test_remapped_distances_draws_every_method(fig):
+    ax = figs.draw_remapped_distances(fig, 32, 4, 4)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert set(figs.REMAP_METHODS) <= set(labels)
+    assert len(fig.axes) == 1 + len(figs.REMAP_METHODS)
+
+
+def test_base_bound_marks_the_first_negative_margin(fig):
+    left, _ = figs.draw_base_bound(fig, 1e4)
+    reach = left.get_lines()[-1].get_xdata()[0]
+    m = np.arange(1, reach + 1)
+    margin = np.cos(np.outer(m, rope_frequencies(128, 1e4))).sum(1)
+    assert margin[-1] < 0 and np.all(margin[:-1] >= 0)
+
+
+def test_mla_paths_draws(fig):
+    ax = rope_today.draw_mla_paths(fig)
+    assert any("latent" in t.get_text() for t in ax.texts)
