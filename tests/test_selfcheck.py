@@ -100,3 +100,10 @@ def test_numeric_answers_of_chapter_13_match_the_formulas():
     assert correct_answer(long_context[0]) == pytest.approx(round(100 / 15, 1))
     assert correct_answer(long_context[2]) == pytest.approx(round((0.1 * math.log(4) + 1) ** 2,
                                                                   2))
+
+
+def test_numeric_answers_of_chapter_14_match_the_formulas():
+    local_global = questions("14_local_global")
+    assert correct_answer(local_global[0]) == 3 * (5 - 1)  # k layers x (window - 1)
+    assert correct_answer(local_global[3]) == pytest.approx(round(1 + 0.1 * math.log(129), 2))
+    assert correct_answer(local_global[4]) == pytest.approx(round(6 / 9, 2))
