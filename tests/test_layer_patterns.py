@@ -193,3 +193,20 @@ def test_register_a_new_pattern():
         assert TinyLM(cfg)(torch.zeros(1, 16, dtype=torch.int64)).shape == (1, 16, 256)
     finally:
         PATTERNS.pop("test_all_local", None)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("name", NAMED)
+def test_cuda_bf16_matches_cpu_masks(name):
+    """On a GPU the masks are built there (from positions) and SDPA takes them in bf16."""
+    torch.manual_seed(0)
+    model = TinyLM(config(name)).to("cuda", torch.bfloat16)
+    tokens = torch.randint(0, 256, (2, 32), device="cuda")
+    logits = model(tokens)
+    logits.float().sum().backward()
+    assert torch.isfinite(logits.float()).all()
+    for block, spec in zip(model.blocks, config(name).layer_specs(), strict=True):
+        got = block.attn.reach_mask(32, "cuda")
+        if got is not None:
+            assert got.device.type == "cuda"
+            np.testing.assert_array_equal(got.cpu().numpy(), reach_mask(32, spec.reach, spec.size))
