@@ -29,7 +29,9 @@ Position chosen per layer: ``pattern="gemma3"`` (any name in
 :data:`posenc.layer_patterns.PATTERNS`) gives each block its own position method and
 options, reach (full, sliding window, chunk), sinks and temperature, sized for
 ``L_train = max_positions`` (:mod:`posenc.layer_patterns`). ``position`` then stays
-``"none"`` and ``nope_every`` 0: the pattern says where NoPE layers are.
+``"none"`` and ``nope_every`` 0: the pattern says where NoPE layers are. (Llama 4 as shipped
+is ``pattern="llama4"``: its RoPE layers are also chunked and its NoPE layers' queries get a
+temperature, which ``nope_every=4`` alone does not do.)
 """
 
 from __future__ import annotations
