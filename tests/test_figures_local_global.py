@@ -49,7 +49,7 @@ def test_first_token_mass_sums_to_one_with_the_sink():
 @pytest.mark.parametrize("draw, kwargs, figsize", [
     (lg.draw_mask_and_field, dict(reach="window", size=8, layers=4), (6.88, 3.4)),
     (lg.draw_mask_and_field, dict(reach="chunk", size=2, layers=1), (6.88, 3.4)),
-    (lg.draw_temperature, dict(gap=16, attn_scale=0.5), (6.88, 3.2)),
+    (lg.draw_temperature, dict(gap=16, attn_scale=0.5), (6.88, 3.6)),
 ])
 def test_figures_draw_legibly(draw, kwargs, figsize):
     with plt.rc_context(COURSE_RC):

@@ -105,8 +105,12 @@ def draw_temperature(fig, gap: float, attn_scale: float = 0.1, floor_scale: int 
     axes[1].set(xlabel="number of keys n", ylabel="entropy (nats)", title="entropy")
     for ax in axes:
         ax.axvline(floor_scale, color="#555555", ls=":", lw=1)
-    axes[0].legend(fontsize=8, loc="upper right", frameon=False)
-    axes[1].legend(fontsize=8, loc="upper left", frameon=False)
+    # one legend under both panels: inside, it would cover curves at some slider value
+    handles, labels = (a + b for a, b in zip(axes[0].get_legend_handles_labels(),
+                                             axes[1].get_legend_handles_labels(), strict=True))
+    fig.subplots_adjust(bottom=0.3, wspace=0.3)
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=2, frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
     return axes
 
 
