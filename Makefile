@@ -1,9 +1,12 @@
-# Two commands for a fresh machine with Python 3.11:
+# Two commands for a fresh machine with Python 3.11 to 3.13 (and its venv module):
 #   make book   -- build the site into _build/html
 #   make test   -- lint and every test (unit, notebooks, the -W site build, the browser)
 # Both create .venv and install requirements.txt into it first.
 
-PYTHON ?= python3.11
+# The first of these that is Python 3.11 or newer (make PYTHON=/path/to/python to choose)
+PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo $$p; break; }; \
+	done)
 # Where torch comes from: PyTorch's CPU-only wheels by default (a few hundred MB). On Linux the
 # ordinary package index serves the CUDA build, several GB with its nvidia-* packages.
 # A GPU build instead: make lab TORCH_INDEX=https://download.pytorch.org/whl/cu128
@@ -31,17 +34,19 @@ help:
 	@echo "make book-cached  quicker rebuild for authors: re-runs only notebooks whose code changed"
 	@echo "make bench        run the benchmarks in benchmarks/"
 
-$(STAMP): requirements.txt pyproject.toml site/jupyterlab-overrides.json
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or: make PYTHON=python3)"; exit 1; }
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(STAMP): requirements.txt pyproject.toml site/jupyterlab/posenc-course.json
+	@[ -n "$(PYTHON)" ] || { echo "need Python 3.11, 3.12 or 3.13 on PATH (python3.11 ... python3), or: make PYTHON=/path/to/python"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+		echo "$(PYTHON) -m venv failed: on Debian/Ubuntu, sudo apt install python3-venv"; exit 1; }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@# torch alone first, from TORCH_INDEX (a wheel that pip already finds locally counts too);
 	@# its dependencies then come from the ordinary index with everything else.
 	$(BIN)/python -m pip install --quiet --no-deps "torch==$(TORCH_PIN)" --index-url $(TORCH_INDEX)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
-	@# JupyterLab defaults for the course: save widget state, so sliders survive a reopen
-	mkdir -p $(VENV)/share/jupyter/lab/settings
-	cp site/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@# JupyterLab defaults for the course (save widget state, so sliders survive a reopen; no
+	@# news pop-up): pyproject's data-files install them, but not always in editable mode
+	mkdir -p $(VENV)/share/jupyter/lab/settings/overrides.d
+	cp site/jupyterlab/posenc-course.json $(VENV)/share/jupyter/lab/settings/overrides.d/
 	touch $(STAMP)
 
 # The site. -W: any warning (a broken reference, a failing cell) fails the build.

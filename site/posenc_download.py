@@ -4,9 +4,10 @@
   site: the library (``src/posenc``), the chapters, the tests and the build files.
   It is a pip-installable source tree, so a reader who downloaded one chapter runs::
 
-      pip install --extra-index-url https://download.pytorch.org/whl/cpu "posenc-course.zip[lab]"
+      pip install --no-deps torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+      pip install "posenc-course.zip[lab]"
 
-  (``book/running_locally.md`` explains the line), and unzipped it is the whole course,
+  (``book/running_locally.md`` explains the lines), and unzipped it is the whole course,
   ``make lab`` included. The archive is deterministic: the same sources give the same
   bytes, so a static host can cache it.
 * A repository, once configured (``repository.url`` in ``_config.yml``), shows up as the

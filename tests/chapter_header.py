@@ -17,19 +17,29 @@ from pathlib import Path
 import nbformat
 
 NOTE_ID, CHECK_ID = "run-it-yourself", "posenc-check"
-INSTALL = ("pip install --extra-index-url https://download.pytorch.org/whl/cpu "
-           "'posenc-course.zip[lab]'")
-NOTE = ("*Run it yourself:* download this chapter (the arrow at the top of the page) and the "
-        "course library, then one `pip install`; see "
-        "[Running the course on your machine](running_locally.md).")
+# The one-chapter install, as make does it: PyTorch's CPU build alone from its own index first
+# (fast to fail where that index is out of reach), then everything else from the ordinary one.
+# Both lines are documented in book/running_locally.md (tests/test_chapter_header.py).
+INSTALL_TORCH = ("pip install --no-deps torch==2.13.0 "
+                 "--index-url https://download.pytorch.org/whl/cpu")
+INSTALL = "pip install 'posenc-course.zip[lab]'"
+INSTALLS = (INSTALL_TORCH, INSTALL)
+# Reads right on the site and in JupyterLab: where the download is (the site), what to run
+# (Lab). The link is relative: the site page on the site; in a clone's JupyterLab the rendered
+# page (the course's settings open .md files in Markdown Preview, site/jupyterlab/).
+NOTE = ("*Run it yourself:* this chapter is a Jupyter notebook. On the course site, the "
+        "download button at the top of the page gives its `.ipynb`; the course's library "
+        "installs with one `pip install` (the site's page "
+        "[Running the course on your machine](running_locally.md)). In JupyterLab, "
+        "*Run → Run All Cells* runs it top to bottom.")
 CHECK = f'''# The course's library, posenc: without it, stop here and say how to install it.
 try:
     import posenc  # noqa: F401
 except ModuleNotFoundError:
     raise ModuleNotFoundError(
         "This chapter needs the course's library, posenc. Download posenc-course.zip from the "
-        "course site (page 'Running the course on your machine') and install it with: "
-        "{INSTALL}"
+        "course site (page 'Running the course on your machine') and install it, PyTorch's "
+        "CPU build first: {INSTALL_TORCH} ; then: {INSTALL}"
     ) from None'''
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from chapter_header import CHECK_ID, INSTALL, NOTE_ID
+from chapter_header import CHECK_ID, INSTALL, INSTALL_TORCH, INSTALLS, NOTE_ID
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "book").glob("[0-9]*.ipynb"))
@@ -31,10 +31,21 @@ def test_the_check_names_what_to_install_when_posenc_is_missing():
     assert run.returncode != 0
     last = run.stderr.strip().splitlines()[-1]
     assert last.startswith("ModuleNotFoundError: This chapter needs the course's library")
-    assert INSTALL in last and "posenc-course.zip" in last
+    assert INSTALL in last and INSTALL_TORCH in last and "posenc-course.zip" in last
 
 
 def test_the_install_line_is_the_one_the_running_locally_page_documents():
     page = (ROOT / "book" / "running_locally.md").read_text()
     documented = re.findall(r"^pip install .*$", page, flags=re.M)
-    assert [line.replace('"', "'") for line in documented] == [INSTALL]
+    assert [line.replace('"', "'") for line in documented] == list(INSTALLS)
+
+
+def test_the_torch_line_installs_the_pinned_torch_alone_from_the_cpu_index():
+    # the same two steps as make: torch alone (no dependencies) from the CPU index, pinned as
+    # in requirements.txt; then the rest with nothing but the ordinary index
+    pin = re.search(r"^torch==(\S+)", (ROOT / "requirements.txt").read_text(), re.M).group(1)
+    assert f"torch=={pin}" in INSTALL_TORCH.split() and "--no-deps" in INSTALL_TORCH.split()
+    make = (ROOT / "Makefile").read_text()
+    index = re.search(r"^TORCH_INDEX \?= (\S+)", make, re.M).group(1)
+    assert INSTALL_TORCH.split()[-2:] == ["--index-url", index]
+    assert "index-url" not in INSTALL

@@ -9,9 +9,9 @@ from posenc.course.selfcheck import CHAPTERS, correct_answer, questions
 
 
 @pytest.mark.parametrize("chapter", list(CHAPTERS))
-def test_three_to_five_well_formed_questions(chapter):
+def test_three_to_six_well_formed_questions(chapter):
     qs = questions(chapter)
-    assert 3 <= len(qs) <= 5
+    assert 3 <= len(qs) <= 6
     for q in qs:
         assert q["type"] in ("multiple_choice", "numeric") and q["question"].strip()
         right = [a for a in q["answers"] if a.get("correct")]
@@ -100,6 +100,96 @@ def test_numeric_answers_of_chapter_13_match_the_formulas():
     assert correct_answer(long_context[0]) == pytest.approx(round(100 / 15, 1))
     assert correct_answer(long_context[2]) == pytest.approx(round((0.1 * math.log(4) + 1) ** 2,
                                                                   2))
+
+
+# --- How the questions are drawn: contrast (WCAG AA) and no request to another origin ---
+
+def _luminance(hex_colour):
+    # WCAG 2.1 relative luminance, written out from the definition (sRGB, linearised)
+    channels = [int(hex_colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a, b):
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_contrast_helper_matches_published_values():
+    assert _contrast("#000000", "#ffffff") == pytest.approx(21.0)
+    assert _contrast("#767676", "#ffffff") == pytest.approx(4.54, abs=0.01)  # the AA grey
+
+
+def test_quiz_colours_meet_wcag_aa():
+    from posenc.course.selfcheck import QUIZ_COLORS as c
+
+    text = c["--jq-text-color"]
+    for bg in ("--jq-multiple-choice-bg", "--jq-numeric-bg", "--jq-correct-color",
+               "--jq-incorrect-color"):  # question text; a chosen answer's white text
+        assert _contrast(text, c[bg]) >= 4.5, bg
+    card = "#f4f6f9"  # course.css: the card the answers and feedback sit on
+    for fg in ("--jq-correct-color", "--jq-incorrect-color", "--jq-numeric-input-label"):
+        assert _contrast(c[fg], card) >= 4.5, fg
+
+
+def test_quiz_carries_its_styles_and_requests_nothing_from_another_origin():
+    from posenc.course.selfcheck import quiz_html
+
+    html, script = quiz_html("04_rope")
+    assert "posenc-quiz" in html and ".posenc-quiz .Input-text" in html  # course.css is inside
+    assert "#f4f6f9" in html  # the card colour the test above measures against
+    # jupyterquiz would fetch MathJax from a CDN where the page's MathJax cannot typeset
+    assert "script.src" not in script and "cdn." not in script
+    assert script.startswith("(function (MathJax) {")
+    assert html == quiz_html("04_rope")[0]  # same id every build
+
+
+@pytest.mark.parametrize("chapter", list(CHAPTERS))
+def test_at_least_two_questions_test_understanding(chapter):
+    # predict, explain or choose: multiple choice, every answer explained (not just "Not quite.")
+    taught = [q for q in questions(chapter) if q.get("understanding")]
+    assert len(taught) >= 2
+    for q in taught:
+        assert q["type"] == "multiple_choice" and len(q["answers"]) >= 3
+        for a in q["answers"]:
+            reason = a["feedback"].removeprefix("Correct.").removeprefix("Not quite.").strip()
+            assert len(reason) > 20, a
+
+
+def _answer(q, start):
+    return next(a for a in q["answers"] if a["answer"].startswith(start))
+
+
+def test_numbers_in_the_understanding_questions_match_the_formulas():
+    # written out here from the papers, independent of posenc
+    alibi = questions("06_alibi")
+    slopes = [2 ** (-8 * h / 8) for h in range(1, 9)]  # Press et al.: 2^(-8h/n)
+    assert correct_answer(alibi[3]).startswith(f"It shrinks from {-slopes[0] * 7:g} to "
+                                               f"{-slopes[-1] * 7:.3f}")
+    weights = [math.exp(-slopes[0] * r) for r in range(64)]  # bias-only softmax, head 1
+    total, span = sum(weights), 0
+    while sum(weights[:span]) < 0.9 * total:
+        span += 1
+    assert f"nearest {span} keys" in _answer(alibi[4], "Steep")["feedback"]
+
+    def t5_bucket(d, max_distance, num_buckets=32):  # Raffel et al.'s bidirectional bucket
+        half = num_buckets // 2
+        base, exact = (half if d > 0 else 0), half // 2
+        if abs(d) < exact:
+            return base + abs(d)
+        large = exact + int(math.log(abs(d) / exact) / math.log(max_distance / exact)
+                            * (half - exact))
+        return base + min(large, half - 1)
+
+    t5 = _answer(questions("07_relative")[3], "Near")["feedback"]
+    assert (f"share bucket {t5_bucket(500, 128)}; with 1024 they get {t5_bucket(500, 1024)} "
+            f"and {t5_bucket(1000, 1024)}") in t5
+    assert t5_bucket(500, 1024) != t5_bucket(1000, 1024)
+
+    fire = _answer(questions("12_learned_biases")[4], "About 1")["feedback"]
+    half = math.log(0.1 * 50 + 1) / math.log(0.1 * 100 + 1)  # Li et al.: psi(i-j)/psi(i), L=0
+    assert f"gives {half:.3f}" in fire
 
 
 def test_numeric_answers_of_chapter_14_match_the_formulas():

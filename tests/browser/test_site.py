@@ -316,28 +316,25 @@ def test_root_page_has_a_favicon(visit, base_url):
     assert not any(u.endswith("/favicon.ico") for u in v.requests)
 
 
-def test_self_check_question_gives_feedback(visit, page_path):
-    chapter = page_path.split("/")[-1].removesuffix(".html")
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_self_check_questions_answer_and_stay_readable(visit, base_url, page_path, theme):
+    """Every question of the chapter answered wrong, then right: the feedback says so, and
+    the box, the digits typed and the feedback meet WCAG AA contrast in both themes."""
+    from quizcheck import answer_wrong_then_right
+
     from posenc.course.selfcheck import CHAPTERS, correct_answer, questions
 
+    chapter = page_path.split("/")[-1].removesuffix(".html")
     if chapter not in CHAPTERS:
         pytest.skip("no self-check questions on this page")
-    v = visit(page_path)
-    quiz = v.page.locator(".Quiz").first
-    quiz.wait_for(timeout=10000)
-    numeric = [q for q in questions(chapter) if q["type"] == "numeric"]
-    mc = [q for q in questions(chapter) if q["type"] == "multiple_choice"]
-    q = numeric[0] if numeric else mc[0]
-    box = v.page.locator(".Quiz").nth(questions(chapter).index(q))
-    if q["type"] == "numeric":
-        field = box.locator("input")
-        field.fill("123456789")  # wrong first: feedback says so
-        field.press("Enter")
-        assert box.locator(".Feedback.incorrect").is_visible()
-        field.fill(f"{correct_answer(q):g}")
-        field.press("Enter")
-    else:
-        box.locator("label", has_text=correct_answer(q)).click()
-    feedback = box.locator(".Feedback.correct")
-    feedback.wait_for(state="visible", timeout=5000)
-    assert feedback.inner_text().startswith("Correct")
+    v = visit(page_path, color_scheme=theme)
+    v.page.locator(".Quiz").first.wait_for(timeout=10000)
+    failures = []
+    for i, q in enumerate(questions(chapter)):
+        failures += answer_wrong_then_right(v.page, v.page.locator(".Quiz").nth(i), q,
+                                            correct_answer(q))
+    assert failures == [], failures
+    assert v.page_errors == [] and [m for m in v.console_errors if not allowed(m)] == []
+    foreign = [u for u in v.requests
+               if not u.startswith(base_url) and not u.startswith(("data:", "blob:"))]
+    assert foreign == []

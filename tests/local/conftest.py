@@ -30,19 +30,28 @@ def free_port() -> int:
 
 
 class Lab:
-    """A JupyterLab server on 127.0.0.1 over a folder, started by `make lab` itself."""
+    """A JupyterLab server on 127.0.0.1 over a folder, started by `make lab` itself, or by
+    ``jupyter`` (the path to one, e.g. a reader's fresh environment's) as a reader would."""
 
-    def __init__(self, folder: Path, home: Path):
+    def __init__(self, folder: Path, home: Path, jupyter: Path | None = None,
+                 env: dict | None = None):
         self.folder, self.port = folder, free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ, HOME=str(home), JUPYTER_CONFIG_DIR=str(home / "config"),
+        env = dict(env or os.environ, HOME=str(home), JUPYTER_CONFIG_DIR=str(home / "config"),
                    JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
                    JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
         # the README's knobs; make adds --allow-root when run as root, as in a container
         lab_args = (f"--no-browser --IdentityProvider.token={TOKEN} "
                     "--LabApp.expose_app_in_browser=True")
-        args = ["make", "--no-print-directory", "lab", f"LAB_PORT={self.port}", f"LAB_DIR={folder}",
-                f"LAB_ARGS={lab_args}"]
+        if jupyter is None:
+            # -o: `make local` has just brought .venv up to date; never reinstall it here
+            args = ["make", "--no-print-directory", "-o", ".venv/.installed", "lab",
+                    f"LAB_PORT={self.port}", f"LAB_DIR={folder}", f"LAB_ARGS={lab_args}"]
+        else:
+            args = [str(jupyter), "lab", f"--port={self.port}", "--ip=127.0.0.1",
+                    f"--notebook-dir={folder}", *lab_args.split()]
+            if os.getuid() == 0:
+                args.append("--allow-root")
         # Test-only user setting: every cell stays in the page, so the test can find it.
         settings = home / "settings" / "@jupyterlab" / "notebook-extension"
         settings.mkdir(parents=True)

@@ -15,22 +15,31 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 
 import numpy as np
 
 from .._validation import check_choice
 
-__all__ = ["CHAPTERS", "questions", "show_questions", "correct_answer"]
+__all__ = ["CHAPTERS", "questions", "show_questions", "quiz_html", "correct_answer"]
 
 
-def _mc(question: str, correct: str, wrong: dict[str, str], why: str) -> dict:
-    """A multiple-choice question: one correct answer (with ``why``), wrong ones with theirs."""
+def _mc(question: str, correct: str, wrong: dict[str, str], why: str, *,
+        understanding: bool = False) -> dict:
+    """A multiple-choice question: one correct answer (with ``why``), wrong ones with theirs.
+
+    ``understanding``: the question asks the reader to predict, explain or choose (what a
+    slider will do, why a method fails, which model uses what), not to recall or plug in;
+    every chapter has at least two (tests/test_selfcheck.py)."""
     answers = [{"answer": correct, "correct": True, "feedback": f"Correct. {why}"}]
     answers += [{"answer": a, "correct": False, "feedback": f"Not quite. {fb}"}
                 for a, fb in wrong.items()]
     # a fixed order that does not give the answer away (not always first, same every build)
     answers.sort(key=lambda a: hashlib.sha256(a["answer"].encode()).hexdigest())
-    return {"question": question, "type": "multiple_choice", "answers": answers}
+    q = {"question": question, "type": "multiple_choice", "answers": answers}
+    if understanding:
+        q["understanding"] = True  # jupyterquiz ignores keys it does not know
+    return q
 
 
 def _number(question: str, value: float, tolerance: float, why: str, hint: str) -> dict:
@@ -51,7 +60,8 @@ def _why_order() -> list[dict]:
                  "in any order give the same weighted sum.",
              "It is zero": "Attention still mixes the token vectors; only their order is lost."},
             "Attention sums over the same keys and values in both orders; the result cannot "
-            "depend on the order."),
+            "depend on the order.",
+            understanding=True),
         _mc("Which methods give two given tokens the same attention score at distance 3, "
             "wherever in the sequence the pair sits?",
             "RoPE and ALiBi",
@@ -59,7 +69,8 @@ def _why_order() -> list[dict]:
                  "These add a vector for the absolute position to each token, so the score "
                  "changes with where the pair is.",
              "None of them": "RoPE's score depends on m − n only, and ALiBi's bias on i − j only."},
-            "RoPE's rotated dot product and ALiBi's bias depend only on the distance."),
+            "RoPE's rotated dot product and ALiBi's bias depend only on the distance.",
+            understanding=True),
         _mc("Where does RoPE put position into attention?",
             "It rotates the queries and keys before their dot product",
             {"It adds a vector to each token embedding": "That is the sinusoidal and learned "
@@ -97,14 +108,16 @@ def _sinusoidal() -> list[dict]:
             {"It doubles": "base enters as base^(2i/d), and for i = 0 that is base⁰ = 1.",
              "It halves": "A larger base never shortens a wavelength."},
             f"base^0 = 1 for every base: pair 0 always has wavelength 2π ≈ {doubled[0]:.2f}; "
-            f"only the later pairs slow down (the last one to {doubled[-1]:,.0f})."),
+            f"only the later pairs slow down (the last one to {doubled[-1]:,.0f}).",
+            understanding=True),
         _mc("PE[p]·PE[p + k] (the dot product of two sinusoidal encodings) depends on…",
             "only the distance k",
             {"p and k": "Expand cos(a − b): every p cancels, so any two pairs at the same "
                         "distance give the same value.",
              "only p": "The dot product of an encoding with itself is the same at every p; "
                        "it is the distance that matters."},
-            "Each pair contributes cos(k·θᵢ); the position p cancels."),
+            "Each pair contributes cos(k·θᵢ); the position p cancels.",
+            understanding=True),
     ]
 
 
@@ -124,13 +137,15 @@ def _learned() -> list[dict]:
                                                            "around; the index is out of range.",
              "It extends the table with the sinusoidal formula": "Nothing in a learned table "
                                                                  "knows a formula."},
-            "A table only knows the positions it was trained with."),
+            "A table only knows the positions it was trained with.",
+            understanding=True),
         _mc("Why can a sinusoidal encoding be computed for any position while a learned one "
             "cannot?",
             "It is a formula of p; the learned one is a list of trained rows",
             {"It uses fewer dimensions": "Both have d_model numbers per position.",
              "It is normalised": "Normalising does not create rows for unseen positions."},
-            "sin and cos can be evaluated at any p, trained or not."),
+            "sin and cos can be evaluated at any p, trained or not.",
+            understanding=True),
     ]
 
 
@@ -148,7 +163,8 @@ def _rope() -> list[dict]:
             {"m + n": "Rotating both by their own angles leaves the angle between them, "
                       "(m − n)·θ, in the dot product.",
              "m and n separately": "That is what an absolute encoding added to the input does."},
-            "R(mθ)q · R(nθ)k = q · R((n − m)θ)k."),
+            "R(mθ)q · R(nθ)k = q · R((n − m)θ)k.",
+            understanding=True),
         _number("head_dim = 128, base = 10000: how many of the 64 pairs have not completed one "
                 "full turn by position 4096?",
                 float(slow), 0.5, f"{slow} pairs have a wavelength longer than 4096 positions.",
@@ -159,7 +175,8 @@ def _rope() -> list[dict]:
             "more slowly: its wavelength grows",
             {"faster": "θᵢ = base^(−2i/d) shrinks when base grows.",
              "at the same speed": "Only pair 0 keeps its speed whatever the base."},
-            f"Its wavelength goes from about {slowest:,.0f} to {slowest_big:,.0f} positions."),
+            f"Its wavelength goes from about {slowest:,.0f} to {slowest_big:,.0f} positions.",
+            understanding=True),
     ]
 
 
@@ -176,13 +193,15 @@ def _rope_scaling() -> list[dict]:
                                                                 "neighbours as they used to.",
              "The ability to run past 4 × the training length": "PI is exactly what makes 4 × "
                                                                 "the length fit."},
-            "Dividing the fast pairs' frequencies blurs short distances."),
+            "Dividing the fast pairs' frequencies blurs short distances.",
+            understanding=True),
         _mc("Which pairs do YaRN and Llama 3.1 leave unchanged?",
             "The fast pairs, which turn many times within the training length",
             {"The slow pairs": "The slow pairs are the ones divided by s: they never completed "
                                "a turn in training.",
              "None: every pair is divided by s": "That is Position Interpolation."},
-            "Fast pairs have seen every angle already; only the slow ones are stretched."),
+            "Fast pairs have seen every angle already; only the slow ones are stretched.",
+            understanding=True),
         _number("YaRN's attention factor for s = 8 (0.1·ln s + 1), to 2 decimals?",
                 round(factor, 2), 0.005 + 1e-9, f"0.1·ln 8 + 1 ≈ {factor:.4f}.",
                 "Use the natural logarithm: 0.1·ln(8) + 1."),
@@ -190,11 +209,15 @@ def _rope_scaling() -> list[dict]:
 
 
 def _alibi() -> list[dict]:
-    from ..alibi import alibi_bias, alibi_slopes
+    from ..alibi import alibi_bias, alibi_slopes, attention_span, bias_only_attention
 
     m1 = float(alibi_slopes(8)[0])
     bias = alibi_bias(8, 6)[0]
     assert bias[5, 2] == -3 * m1
+    slopes = alibi_slopes(8)
+    far = alibi_bias(8, 8)[:, 7, 0]  # the farthest key of the figure's 8 tokens, every head
+    span = attention_span(bias_only_attention(slopes, 64))  # keys holding 90 % of attention
+    assert far[0] < far[-1] < 0 and span[0] < span[-1]
     return [
         _number("An 8-head ALiBi model: what is the slope m of head 1? (A fraction like 1/4 "
                 "works too.)",
@@ -209,6 +232,30 @@ def _alibi() -> list[dict]:
              "0.1·h, growing with the head": "That is the source notes' linear slope, not "
                                              "the paper's."},
             "As the chapter's figure shows, 4 extra slopes come from the 16-head sequence."),
+        _mc("In the ALiBi bias figure (8 heads, 8 tokens) you move the head slider from 1 to "
+            "8. What happens to the bias of the farthest key, 7 tokens back?",
+            f"It shrinks from {far[0]:g} to {far[-1]:.3f}: head 8 barely penalises distance",
+            {"It grows: later heads penalise distance more": "The slopes 2^(−8h/n) shrink "
+                                                              "as h grows; head 8's is the "
+                                                              "gentlest.",
+             "Nothing: every head has the same bias": "Each head has its own slope; that "
+                                                      "is the point of ALiBi's heads."},
+            f"The bias is −m·7, and m falls from {slopes[0]:g} (head 1) to {slopes[-1]:g} "
+            f"(head 8), {slopes[0] / slopes[-1]:g} times smaller.",
+            understanding=True),
+        _mc("Why does an ALiBi model give its heads different slopes instead of one?",
+            "Steep heads read the last few tokens, gentle heads reach far back: together "
+            "they cover near and far context",
+            {"So that the heads learn different slopes": "ALiBi's slopes are fixed, never "
+                                                        "learned.",
+             "To make the bias cheaper to compute": "Every head costs the same; the slopes "
+                                                    "only change which keys it favours.",
+             "One slope would not extrapolate": "One slope extrapolates just as well; it "
+                                                "would only fix one reading range for all "
+                                                "heads."},
+            f"With the bias alone over 64 keys, head 1 puts 90 % of its attention on the "
+            f"nearest {span[0]} keys and head 8 spreads it over {span[-1]}.",
+            understanding=True),
     ]
 
 
@@ -220,6 +267,12 @@ def _relative() -> list[dict]:
     farther = int(t5_relative_bucket(np.array(5000), bidirectional=True, num_buckets=32,
                                      max_distance=128))
     assert far == farther
+    def bucket(distance, max_distance):
+        return int(t5_relative_bucket(np.array(distance), bidirectional=True, num_buckets=32,
+                                      max_distance=max_distance))
+
+    near, mid = [bucket(d, 1024) - bucket(d, 128) for d in (5, 100)]
+    assert near == 0 and mid < 0 and bucket(500, 128) == bucket(1000, 128)
     return [
         _number("T5 encoder, 32 buckets, max_distance = 128: which bucket does relative "
                 "position +200 (the key 200 tokens after the query) fall in?",
@@ -234,12 +287,29 @@ def _relative() -> list[dict]:
             {"It makes attention cheaper": "Clipping changes which vectors are used, not the "
                                            "cost.",
              "It turns the encoding into a formula": "The clipped vectors are still learned."},
-            "A longer sequence only adds distances beyond k, which all map to the edge rows."),
+            "A longer sequence only adds distances beyond k, which all map to the edge rows.",
+            understanding=True),
         _mc("Where does T5's relative position enter attention?",
             "As a learned scalar bias per head and bucket, added to the scores",
             {"As a vector added to the keys": "That is Shaw et al.",
              "As a rotation of q and k": "That is RoPE."},
             "The bias b[bucket(j − i)] is added to q·k before the softmax."),
+        _mc("In the T5 bucket map you raise max_distance from 128 to 1024 (32 buckets). "
+            "What happens?",
+            "Near distances keep their own buckets; the far, log-spaced buckets stretch, so "
+            "keys 500 and 1000 tokens away are told apart",
+            {"Every bucket gets 8 times wider": f"Distances below 8 keep one bucket each "
+                                                f"(distance 5 stays in bucket {bucket(5, 128)}"
+                                                f"); only the log-spaced ones stretch.",
+             "The model gets more buckets to learn": "The number of buckets (32) is "
+                                                     "unchanged; they are spread further.",
+             "Nothing below 128 changes": f"The log-spaced buckets change well below 128: "
+                                          f"distance 100 moves from bucket "
+                                          f"{bucket(100, 128)} to {bucket(100, 1024)}."},
+            f"With max_distance = 128, distances 500 and 1000 share bucket "
+            f"{bucket(500, 128)}; with 1024 they get {bucket(500, 1024)} and "
+            f"{bucket(1000, 1024)}.",
+            understanding=True),
     ]
 
 
@@ -257,7 +327,8 @@ def _side_by_side() -> list[dict]:
             {"learned, T5, Shaw": "These are exactly the ones that learn their position "
                                   "numbers.",
              "Only sinusoidal": "RoPE and ALiBi are fixed formulas too."},
-            "They are formulas of the positions; nothing is learned."),
+            "They are formulas of the positions; nothing is learned.",
+            understanding=True),
         _number("T5's relative bias with 8 heads and 32 buckets: how many trainable numbers "
                 "does one layer's table hold?",
                 float(t5), 0.5, f"One scalar per head and bucket: {t5}.",
@@ -268,7 +339,8 @@ def _side_by_side() -> list[dict]:
             {"RoPE": "RoPE's score depends on m − n only.",
              "ALiBi": "ALiBi's bias depends on i − j only."},
             "Added to the input, PE[p] passes through W_q and W_k, and cross terms such as "
-            "x·W_q·W_kᵀ·PE[n] depend on n itself."),
+            "x·W_q·W_kᵀ·PE[n] depend on n itself.",
+            understanding=True),
     ]
 
 
@@ -280,7 +352,8 @@ def _extrapolation() -> list[dict]:
             {"The rows of positions 0 to 127 again": "Only if you wrap the index yourself, "
                                                      "which the model never saw.",
              "Rows learned during evaluation": "Nothing is learned at test time."},
-            "This is why the chapter also tries a stretched (interpolated) table."),
+            "This is why the chapter also tries a stretched (interpolated) table.",
+            understanding=True),
         _mc("Why does the chapter compare losses by position rather than only one average "
             "per length?",
             "An average over a long sequence hides where past the training length the loss "
@@ -289,14 +362,16 @@ def _extrapolation() -> list[dict]:
                                                       "unseen positions.",
              "Because position 0 is never scored": "Position is about where the failure "
                                                    "starts."},
-            "Loss by position shows whether the model fails right after L_train or later."),
+            "Loss by position shows whether the model fails right after L_train or later.",
+            understanding=True),
         _mc("ALiBi's bias grows linearly with distance. What does that do to far tokens at "
             "test lengths never seen in training?",
             "They get ever smaller weights, so the model mostly reads a local window it knows",
             {"They get larger weights": "The bias is negative and grows in size with distance.",
              "Nothing: the bias is cut off at the training length": "ALiBi's bias has no "
                                                                     "cut-off."},
-            "The penalty keeps attention local, so longer inputs look like familiar ones."),
+            "The penalty keeps attention local, so longer inputs look like familiar ones.",
+            understanding=True),
     ]
 
 
@@ -336,7 +411,8 @@ def _rope_today() -> list[dict]:
             f"Partial RoPE treats its {2 * len(turning)} features as a head of that size "
             f"(slowest pair {partial_slowest:.1e} rad/token); p-RoPE keeps base^(−2i/64) for "
             f"pairs 0 to {turning[-1]} (slowest {p_rope[turning[-1]]:.2f} rad/token) and zeroes "
-            "the slow end."),
+            "the slow end.",
+            understanding=True),
         _number("xPos, head_dim = 64, scale_base γ = 512: by what factor is pair 0's share of "
                 "q·k multiplied for a key 1024 tokens back? Give 3 decimals.",
                 round(factor, 3), 0.0005 + 1e-9,
@@ -357,7 +433,8 @@ def _rope_today() -> list[dict]:
                                                     "size; the decoupled slice adds one small "
                                                     "rotated key per token."},
             "q·R(n−m)·Wᵁᴷ·cₙ has a position-dependent matrix in the middle; the decoupled "
-            "slice qᴿ·kᴿ carries position, and the content part absorbs as before."),
+            "slice qᴿ·kᴿ carries position, and the content part absorbs as before.",
+            understanding=True),
     ]
 
 
@@ -389,7 +466,8 @@ def _rope_2d_3d() -> list[dict]:
                                                               "6 − 5 = 1.",
              "As very far apart": "In the flat sequence they are adjacent."},
             "1-D RoPE sees offset 1 for both pairs; axial RoPE gives (Δrow, Δcol) = (1, −5) "
-            "its own angles."),
+            "its own angles.",
+            understanding=True),
         _number("Qwen2-VL's M-RoPE: 5 text tokens (ids 0–4), then an image of 1×4×6 merged "
                 "patches, then text. What id does the first text token after the image get?",
                 float(after), 0.5,
@@ -403,7 +481,8 @@ def _rope_2d_3d() -> list[dict]:
              "Because text has no position": "Text has a position: the shared id, which "
                                              "grows token by token."},
             "With equal ids every pair turns by the same position, as in 1-D RoPE: a model "
-            "trained on text loses nothing when the image axes are added."),
+            "trained on text loses nothing when the image axes are added.",
+            understanding=True),
     ]
 
 
@@ -419,6 +498,10 @@ def _learned_biases() -> list[dict]:
     gates = np.zeros((10, 10))
     gates[9, [3, 9]] = 1.0  # query 9 opens its gates on the full stops at 3 and 9
     cope_p = float(cope_positions(gates)[9, 1])
+    # FIRE with L = 0: the query's own position normalises, so its farthest key is always ~1
+    whole = [float(fire_normalized_distance(float(i), float(i), 0.1, 0.0)) for i in (100, 1000)]
+    half = float(fire_normalized_distance(50.0, 100.0, 0.1, 0.0))
+    assert all(abs(w - 1) < 1e-4 for w in whole) and 0.5 < half < 1
     return [
         _mc(f"Which KERPLE setting gives exactly ALiBi's bias for a head with slope m = {m:g}?",
             f"The power kernel with r₁ = {m:g}, r₂ = 1",
@@ -429,7 +512,8 @@ def _learned_biases() -> list[dict]:
              "None: KERPLE cannot express ALiBi": "The power kernel −r₁·d^r₂ is a line when "
                                                   "r₂ = 1."},
             "−r₁·d^r₂ with r₂ = 1 is −m·d, ALiBi's line (as long as the clamp lets r₁ be that "
-            "small)."),
+            "small).",
+            understanding=True),
         _number("KERPLE's log kernel with r₁ = r₂ = 1: what bias does a key 99 tokens back "
                 "get? Give 2 decimals.",
                 round(log_bias, 2), 0.005 + 1e-9,
@@ -449,6 +533,18 @@ def _learned_biases() -> list[dict]:
                 f"p = g₁ + g₂ + … + g₉ counts the open gates from key 1 to the query: "
                 f"{cope_p:g}, so key 1 is two sentences back.",
                 "p_ij is the sum of the query's gates over keys j to i."),
+        _mc("In the FIRE figure you set the threshold L to 0. A query at position 100 and "
+            "one at position 1000 each look at their first token (key 0). What input does "
+            "the MLP get?",
+            "About 1 for both: each distance is measured against the query's own position",
+            {"100 and 1000": "FIRE never feeds a raw distance to its MLP; it normalises by "
+                             "ψ(max(L, i)).",
+             "Larger for the query at 1000": "ψ(1000)/ψ(1000) = ψ(100)/ψ(100) = 1: the "
+                                             "normalisation removes the length."},
+            f"ψ(i − 0)/ψ(i) = 1 ({whole[0]:.4f} and {whole[1]:.4f}); half-way back, key 50 of "
+            f"query 100, gives {half:.3f}, more than ½ because ψ is a log. So a longer text "
+            "never shows the MLP an input it has not seen: why FIRE extrapolates.",
+            understanding=True),
     ]
 
 
@@ -475,12 +571,24 @@ def _long_context() -> list[dict]:
                                                             "for other models; the test is the "
                                                             "same at every length."},
             "Most next bytes are predictable from the last few dozen; flat loss says nothing "
-            "about the far ones, retrieval does (ALiBi's recency bias is the textbook case)."),
+            "about the far ones, retrieval does (ALiBi's recency bias is the textbook case).",
+            understanding=True),
         _number("YaRN at factor s = 4 multiplies the rotated queries and keys by "
                 "0.1·ln(s) + 1. By what factor are the attention scores multiplied? "
                 "(two decimals)", round(score_scale, 2), 0.011,
                 f"Both q and k are scaled, so the scores by (0.1·ln 4 + 1)² = {score_scale:.3f}.",
                 "q and k are both multiplied: square the factor."),
+        _mc("Two methods score 62 % and 60 % retrieval accuracy at 4× the training length; "
+            "over the seeds each score moves by about ±5 points. What can you conclude?",
+            "Not which is better: the gap is inside the seed-to-seed spread",
+            {"The first method is better": "One seed's 2 points are smaller than the spread "
+                                           "between seeds of the same method.",
+             "They are the same method in effect": "The error bars overlap, which says the "
+                                                   "runs cannot tell them apart, not that "
+                                                   "they are equal."},
+            "This is why the chapter trains several seeds and draws error bars before ranking "
+            "methods.",
+            understanding=True),
     ]
 
 
@@ -508,7 +616,7 @@ def _local_global() -> list[dict]:
              "The global layers correct the local layers' errors": "The global layers add "
              "long-range information; they do not change what the local layers compute."},
             "A window caps the distance: the rotation angles stay those of training at any "
-            "context length."),
+            "context length.", understanding=True),
         _mc("Stacking more chunked layers (chunk c, no global layer), how far back can the last "
             "token of a chunk be influenced from?",
             "Only from its own chunk, however many layers",
@@ -517,7 +625,7 @@ def _local_global() -> list[dict]:
              "The whole sequence after enough layers": "Only a global (full) layer connects "
              "different chunks."},
             "Every chunked layer only mixes tokens of the same block; the product of the masks "
-            "is the chunk mask again."),
+            "is the chunk mask again.", understanding=True),
         _number("Llama 4 multiplies the queries of its NoPE layers by "
                 "1 + 0.1·ln(1 + floor((p + 1)/8192)). What is the factor at position "
                 "p = 1,048,575? (two decimals)", round(tau_1m, 2), 0.011,
@@ -548,7 +656,10 @@ CHAPTERS = {
     "14_local_global": _local_global,
 }
 
-#: jupyterquiz colours with text contrast of at least 4.5:1 (WCAG AA) on both themes.
+#: jupyterquiz's colours; with course.css every text/background pair is at least 4.5:1 (WCAG AA)
+#: in both themes. The question sits on dark blue in white; a chosen answer turns dark green
+#: (right) or dark red (wrong) under white text, and the feedback line is written in those
+#: colours on the quiz's light card.
 QUIZ_COLORS = {
     "--jq-multiple-choice-bg": "#1f4e79",
     "--jq-mc-button-bg": "#fafafa",
@@ -557,11 +668,11 @@ QUIZ_COLORS = {
     "--jq-many-choice-bg": "#1f4e79",
     "--jq-numeric-bg": "#1f4e79",
     "--jq-numeric-input-bg": "#ffffff",
-    "--jq-numeric-input-label": "#101010",
+    "--jq-numeric-input-label": "#1a1a1a",
     "--jq-numeric-input-shadow": "#767676",
     "--jq-string-bg": "#1f4e79",
-    "--jq-incorrect-color": "#ffd0d0",
-    "--jq-correct-color": "#c8f7c5",
+    "--jq-incorrect-color": "#a4001d",
+    "--jq-correct-color": "#1e6b24",
     "--jq-text-color": "#ffffff",
     "--jq-link-color": "#cfe3ff",
 }
@@ -584,9 +695,42 @@ def correct_answer(question: dict):
     raise ValueError("question has no correct answer")
 
 
+def quiz_html(chapter: str) -> tuple[str, str]:
+    """``chapter``'s questions as jupyterquiz draws them: (HTML with its styles, JavaScript).
+
+    What ``jupyterquiz.display_quiz`` would display, with three changes: the course's
+    ``course.css`` (contrast in both themes; in JupyterLab, no "disconnected" mark on the
+    kernel-free sliders) is added to the styles; the quiz's id comes from
+    the chapter (a rebuilt page is the same page); and the script cannot load MathJax from a
+    CDN. jupyterquiz typesets with a page's MathJax 3 when it finds one, but where
+    ``window.MathJax`` exists without ``typeset`` (JupyterLab's) it overwrites it and fetches
+    MathJax from jsDelivr, a request to another origin that fails offline and then throws.
+    The questions use no TeX, so the script gets a ``MathJax`` of its own: the page's when it
+    can typeset, else none; and the fetch line is cut out as well.
+    """
+    from importlib.resources import files
+
+    from jupyterquiz.dynamic.loader import load_questions_script
+    from jupyterquiz.dynamic.renderer import build_script, build_styles, render_div
+
+    qs = questions(chapter)
+    div_id = "posencQuiz" + "".join(c for c in chapter if c.isalpha())  # a JS identifier too
+    prefix, static, url = load_questions_script(qs, div_id)
+    div = render_div(div_id, False, False, False, 1_000_000, 700, 10, "left")
+    css = files(__package__).joinpath("course.css").read_text(encoding="utf-8")
+    html = (f'<div class="posenc-quiz">{div}</div></div>'
+            f"{build_styles(div_id, QUIZ_COLORS)}<style>{css}</style>")
+    script = re.sub(r"script\.src\s*=\s*'[^']*';", "return;", build_script(prefix, static, url,
+                                                                        div_id, True))
+    script = ("(function (MathJax) {\n" + script + "\n})(typeof MathJax !== 'undefined' && "
+              "typeof MathJax.typeset === 'function' ? MathJax : undefined);\n")
+    return html, script
+
+
 def show_questions(chapter: str) -> None:
     """Display ``chapter``'s questions (the last cell of each chapter)."""
-    from jupyterquiz import display_quiz
+    from IPython.display import HTML, Javascript, display
 
-    display_quiz(questions(chapter), shuffle_answers=False, max_width=700,
-                 colors=QUIZ_COLORS)
+    html, script = quiz_html(chapter)
+    display(HTML(html))
+    display(Javascript(script))
