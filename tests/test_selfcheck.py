@@ -195,3 +195,10 @@ def test_numbers_in_the_understanding_questions_match_the_formulas():
 def test_chapter_5_self_extend_question_matches_longlm_formula():
     # LongLM: group query position i // G + w - w // G, group key position j // G
     assert correct_answer(questions("05_rope_scaling")[3]) == 11 // 2 + 4 - 4 // 2 - 0 // 2
+
+
+def test_numeric_answers_of_chapter_14_match_the_formulas():
+    local_global = questions("14_local_global")
+    assert correct_answer(local_global[0]) == 3 * (5 - 1)  # k layers x (window - 1)
+    assert correct_answer(local_global[3]) == pytest.approx(round(1 + 0.1 * math.log(129), 2))
+    assert correct_answer(local_global[4]) == pytest.approx(round(6 / 9, 2))

@@ -24,6 +24,14 @@ NoPE layers among position layers: ``nope_every=k`` (``k >= 1``) leaves every ``
 block (blocks ``k-1, 2k-1, ...``, counting from 0) without any position, as Llama 4's
 interleaved-RoPE ("iRoPE") layers do with ``k = 4``; the other blocks use ``position``.
 ``0`` (the default) means no such layers. Only for a method that acts inside attention.
+
+Position chosen per layer: ``pattern="gemma3"`` (any name in
+:data:`posenc.layer_patterns.PATTERNS`) gives each block its own position method and
+options, reach (full, sliding window, chunk), sinks and temperature, sized for
+``L_train = pattern_length`` (:mod:`posenc.layer_patterns`). ``position`` then stays
+``"none"`` and ``nope_every`` 0: the pattern says where NoPE layers are. (Llama 4 as shipped
+is ``pattern="llama4"``: its RoPE layers are also chunked and its NoPE layers' queries get a
+temperature, which ``nope_every=4`` alone does not do.)
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._validation import check_float, check_frequencies, check_int
+from .layer_patterns import LayerSpec, get_pattern
 from .nn import (
     AttentionSpec,
     MultiHeadSelfAttention,
@@ -64,7 +73,9 @@ class TinyLMConfig:
     own defaults fill the rest (``axial_rope`` keeps its base 100). ``options`` is stored
     as sorted ``(name, value)`` pairs so the config stays hashable; :meth:`position_options`
     gives them back with the defaults. ``nope_every=k`` makes every ``k``-th block a NoPE
-    block (module docstring); 0 keeps position in all.
+    block (module docstring); 0 keeps position in all. ``pattern`` names a per-layer
+    pattern (:data:`posenc.layer_patterns.PATTERNS`), whose windows and chunks are sized for
+    the training length ``pattern_length`` (``L_train``; unused without a pattern).
     """
 
     vocab_size: int = 256
@@ -75,6 +86,8 @@ class TinyLMConfig:
     position: str = "none"
     options: tuple = ()
     nope_every: int = 0
+    pattern: str = ""
+    pattern_length: int = 64
 
     def __post_init__(self):
         options = dict(self.options)
@@ -100,14 +113,30 @@ class TinyLMConfig:
         if self.nope_every and self.position in ABSOLUTE_METHODS:
             raise ValueError(f"nope_every needs a position method that acts inside attention; "
                              f"{self.position!r} is added once at the embeddings")
+        check_int("pattern_length", self.pattern_length, minimum=2)
+        if self.pattern:
+            get_pattern(self.pattern)
+            if self.position != "none" or self.nope_every:
+                raise ValueError(f"pattern {self.pattern!r} sets each layer's position; leave "
+                                 f"position='none' and nope_every=0, got {self.position!r}, "
+                                 f"{self.nope_every}")
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.num_heads
 
+    def layer_specs(self) -> tuple[LayerSpec, ...] | None:
+        """Each block's :class:`~posenc.layer_patterns.LayerSpec` under ``pattern`` (sizes
+        for ``L_train = pattern_length``); ``None`` without a pattern."""
+        if not self.pattern:
+            return None
+        return get_pattern(self.pattern).layers(self.num_layers, self.pattern_length)
+
     def block_positions(self) -> tuple[str, ...]:
         """The position method of each block's attention, in order (``"none"`` for a
         NoPE block, and for every block of an absolute method, added at the embeddings)."""
+        if self.pattern:
+            return tuple(spec.position for spec in self.layer_specs())
         own = "none" if self.position in ABSOLUTE_METHODS else self.position
         k = self.nope_every
         return tuple("none" if k and (i + 1) % k == 0 else own for i in range(self.num_layers))
@@ -149,14 +178,20 @@ class Block(nn.Module):
     (:class:`TinyLM` passes ``"none"`` for a NoPE block).
     """
 
-    def __init__(self, config: TinyLMConfig, position: str | None = None):
+    def __init__(self, config: TinyLMConfig, position: str | None = None,
+                 layer: LayerSpec | None = None):
         super().__init__()
         attention_position = ("none" if config.position in ABSOLUTE_METHODS else config.position
                               ) if position is None else get_position(position).name
+        reach = {}  # a pattern's layer: its own method, options, reach, sinks, temperature
+        if layer is not None:
+            attention_position = layer.position
+            reach = dict(window=layer.window, chunk=layer.chunk, sinks=layer.sinks,
+                         temperature=layer.temperature, **dict(layer.options))
         self.ln_attn = nn.LayerNorm(config.d_model)
         self.attn = MultiHeadSelfAttention(
             config.d_model, config.num_heads, attention_position, causal=True, in_model=True,
-            **config.position_options())
+            **{**config.position_options(), **reach})
         self.ln_mlp = nn.LayerNorm(config.d_model)
         self.mlp = FeedForward(config.d_model, config.d_ff)
 
@@ -190,8 +225,9 @@ class TinyLM(nn.Module):
             spec = AttentionSpec(config.d_model, config.num_heads, causal=True, in_model=True)
             self.position_embedding = build_position(config.position, spec,
                                                      **config.position_options())
-        self.blocks = nn.ModuleList(Block(config, position)
-                                    for position in config.block_positions())
+        layers = config.layer_specs() or (None,) * config.num_layers
+        self.blocks = nn.ModuleList(Block(config, position, layer) for position, layer
+                                    in zip(config.block_positions(), layers, strict=True))
         self.ln_final = nn.LayerNorm(config.d_model)
         self.head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         self.apply(self._init_weights)

@@ -33,6 +33,7 @@ from .kerple import KerpleBias
 from .fire import FIREBias
 from .cope import CoPEBias
 from .attention import MultiHeadSelfAttention
+from .sinks import sink_key_value, softmax_with_sinks
 
 __all__ = [
     "ALiBiBias",
@@ -59,5 +60,7 @@ __all__ = [
     "XPosEmbedding",
     "get_position",
     "register_position",
+    "sink_key_value",
+    "softmax_with_sinks",
     "unregister_position",
 ]

@@ -11,6 +11,13 @@ explicitly).
 
 Scores are scaled by ``1/sqrt(head_dim)`` for every method (T5 itself drops the
 scale and folds it into its initialisation).
+
+Per-layer reach and extras (:mod:`posenc.layer_patterns`): ``window`` or ``chunk`` limits
+a causal layer to a sliding window or its chunk (:func:`posenc.masks.visible`, the mask
+built here with torch, ``[seq, seq]``, on the input's device); ``sinks=True`` adds a
+learned sink logit per head (:mod:`posenc.nn.sinks`); ``temperature=(floor_scale,
+attn_scale)`` multiplies the queries by Llama 4's
+:func:`posenc.scaling.attention_temperature` of their positions.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from .._validation import check_int
+from ..masks import visible
+from ..scaling import attention_temperature
 from .positions import (
     POSITION_METHODS,
     AttentionSpec,
@@ -30,6 +39,7 @@ from .positions import (
     check_value_term,
     get_position,
 )
+from .sinks import sink_key_value, softmax_with_sinks
 
 __all__ = ["POSITION_METHODS", "MultiHeadSelfAttention"]
 
@@ -48,7 +58,9 @@ class MultiHeadSelfAttention(nn.Module):
     """
 
     def __init__(self, d_model: int, num_heads: int, position: str = "none", *,
-                 causal: bool = False, bias: bool = True, in_model: bool = False, **options):
+                 causal: bool = False, bias: bool = True, in_model: bool = False,
+                 window: int | None = None, chunk: int | None = None, sinks: bool = False,
+                 temperature: tuple[float, float] | None = None, **options):
         super().__init__()
         self.d_model = check_int("d_model", d_model)
         self.num_heads = check_int("num_heads", num_heads)
@@ -65,6 +77,22 @@ class MultiHeadSelfAttention(nn.Module):
         spec = AttentionSpec(self.d_model, self.num_heads, causal=causal, in_model=in_model)
         self.encoding = build_position(position, spec, **options)
         self._hooks = frozenset(self.encoding.hooks())
+        self._set_reach(window, chunk, sinks, temperature)
+
+    def _set_reach(self, window, chunk, sinks, temperature) -> None:
+        """Check and keep the layer's reach, sinks and temperature (module docstring)."""
+        self.window = None if window is None else check_int("window", window)
+        self.chunk = None if chunk is None else check_int("chunk", chunk)
+        if (self.window or self.chunk) and not self.causal:
+            raise ValueError("window and chunk need causal=True (they restrict a causal mask)")
+        if not isinstance(sinks, bool):
+            raise TypeError(f"sinks must be True or False, got {sinks!r}")
+        # GPT-OSS's per-head sink logits (initialised at 0: the sink starts as one more key)
+        self.sinks = nn.Parameter(torch.zeros(self.num_heads)) if sinks else None
+        if temperature is not None:
+            attention_temperature(torch.zeros(1, dtype=torch.int64), floor_scale=temperature[0],
+                                  attn_scale=temperature[1])  # validates both
+        self.temperature = temperature
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.ndim != 3 or x.shape[-1] != self.d_model:
@@ -79,15 +107,32 @@ class MultiHeadSelfAttention(nn.Module):
         q, k, v = qkv.permute(2, 0, 3, 1, 4)  # each [batch, heads, seq, head_dim]
         if "rotate" in hooks:
             q, k = encoding.rotate(q, k)
+        if self.temperature is not None:  # Llama 4: queries of NoPE layers, by position
+            scale = attention_temperature(torch.arange(seq, device=q.device),
+                                          floor_scale=self.temperature[0],
+                                          attn_scale=self.temperature[1])
+            q = q * scale.to(q.dtype)[:, None]
         bias = encoding.score_bias(q, k) if "score_bias" in hooks else None
         check_score_bias(self.position, bias, q, k)  # shapes only: a clear error, not torch's
         if bias is not None and self.causal:
             bias = bias + _causal_mask(seq, q.device, q.dtype)
+        mask = self.reach_mask(seq, q.device)  # bool [seq, seq], or None: plain causal/full
+        if mask is not None and bias is not None:
+            bias = bias.masked_fill(~mask, float("-inf"))
+        elif self.sinks is not None and bias is None:  # the sink needs a float mask column
+            allowed = mask if mask is not None or not self.causal else _bool_causal(seq, q.device)
+            bias = (torch.zeros(seq, seq, device=q.device, dtype=q.dtype) if allowed is None
+                    else _float_mask(allowed, q.dtype))
         if "value_term" in hooks:
+            if bias is None and mask is not None:
+                bias = _float_mask(mask, q.dtype)
             y = self._explicit_attention(q, k, v, bias)
         else:
+            if self.sinks is not None:
+                k, v, bias = sink_key_value(k, v, bias, self.sinks)
+            attn_mask = bias if bias is not None else mask
             y = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=bias, is_causal=self.causal and bias is None)
+                q, k, v, attn_mask=attn_mask, is_causal=self.causal and attn_mask is None)
         y = y.transpose(1, 2).reshape(batch, seq, self.d_model)  # [batch, seq, d_model]
         return self.out(y)
 
@@ -98,11 +143,32 @@ class MultiHeadSelfAttention(nn.Module):
             scores = scores + bias
         elif self.causal:
             scores = scores + _causal_mask(q.shape[-2], q.device, q.dtype)
-        weights = scores.softmax(dim=-1)
+        weights = (scores.softmax(dim=-1) if self.sinks is None
+                   else softmax_with_sinks(scores, self.sinks))
         y = weights @ v  # [b, h, q, head_dim]
         extra = self.encoding.value_term(weights, v)
         check_value_term(self.position, extra, weights, v)
         return y if extra is None else y + extra
+
+
+    def reach_mask(self, seq: int, device=None) -> torch.Tensor | None:
+        """The bool ``[seq, seq]`` mask of a window or chunk layer (True = may attend),
+        built from positions by :func:`posenc.masks.visible`; ``None`` for a plain layer."""
+        if self.window is None and self.chunk is None:
+            return None
+        pos = torch.arange(seq, device=device)
+        return visible(pos[:, None], pos[None, :], window=self.window, chunk=self.chunk)
+
+
+def _bool_causal(seq: int, device) -> torch.Tensor:
+    pos = torch.arange(seq, device=device)
+    return visible(pos[:, None], pos[None, :])
+
+
+def _float_mask(mask: torch.Tensor, dtype) -> torch.Tensor:
+    """``0`` where ``mask`` allows, ``-inf`` elsewhere: a bool mask made additive."""
+    return torch.zeros(mask.shape, device=mask.device, dtype=dtype).masked_fill(
+        ~mask, float("-inf"))
 
 
 def _causal_mask(seq: int, device, dtype) -> torch.Tensor:

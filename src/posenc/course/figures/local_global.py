@@ -1,0 +1,223 @@
+"""Figures of the chapter "Local and global layers": masks, receptive fields, temperature, sinks.
+
+Every ``draw_*`` function draws into the figure it is given, from the library's one
+definition of each rule (:mod:`posenc.masks`, :func:`posenc.scaling.attention_temperature`,
+:func:`posenc.nn.softmax_with_sinks`), and returns what it drew on, so a slider
+(:func:`posenc.course.figures.sliders.slider_figure`) can call it per frame.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._validation import check_choice, check_float, check_int
+from ...masks import reach_mask, receptive_field
+from ...scaling import attention_temperature
+from .style import COLORS
+
+__all__ = ["draw_mask_and_field", "one_key_attention", "draw_temperature",
+           "train_sink_model", "first_token_mass", "draw_sink_mass"]
+
+
+# --- (a) masks and receptive fields ---------------------------------------------------------
+
+def draw_mask_and_field(fig, reach: str, size: int, layers: int, n: int = 32):
+    """Left: one layer's mask (``reach`` ``"window"`` or ``"chunk"`` of ``size``); right:
+    which input tokens reach each position after ``layers`` such layers
+    (:func:`posenc.masks.receptive_field`). Query ``n - 1``'s reach is outlined. Returns
+    the two axes."""
+    check_choice("reach", reach, ("window", "chunk"))
+    size, layers, n = check_int("size", size), check_int("layers", layers), check_int("n", n)
+    mask = reach_mask(n, reach, size)
+    field = receptive_field([mask] * layers)
+    axes = fig.subplots(1, 2)
+    titles = (f"one {reach} layer ({reach} {size})",
+              f"after {layers} layer{'s' if layers > 1 else ''}: "
+              f"last query reaches {int(field[-1].sum())} tokens")
+    for ax, m, title in zip(axes, (mask, field), titles, strict=True):
+        ax.imshow(m, cmap="Blues", vmin=-0.15, vmax=1.1, interpolation="nearest")
+        ax.add_patch(_row_box(n))
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("key position j")
+        ax.set_xticks([0, n // 2, n - 1])
+        ax.set_yticks([0, n // 2, n - 1])
+        ax.grid(False)
+    axes[0].set_ylabel("query position i")
+    return axes
+
+
+def _row_box(n: int):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((-0.5, n - 1.5), n, 1, fill=False, edgecolor=COLORS[3], lw=1.6)
+
+
+# --- (b) entropy vs context length, with and without temperature -----------------------------
+
+def one_key_attention(n, gap: float, scale=1.0) -> tuple[np.ndarray, np.ndarray]:
+    """The chapter's model of one query over ``n`` keys: ONE relevant key whose logit
+    exceeds the ``n - 1`` others by ``gap`` (the others all equal), every logit multiplied
+    by ``scale`` (a temperature on the query). Returns ``(p, H)``: the weight on the
+    relevant key, ``p = e^(s g) / (e^(s g) + n - 1)``, and the entropy of the weights in
+    nats, ``H = -p ln p - (1 - p) ln((1 - p) / (n - 1))``; arrays of ``n``'s shape."""
+    n = np.asarray(n, dtype=np.float64)
+    if np.any(n < 1):
+        raise ValueError("n must be >= 1 (the number of keys)")
+    gap = check_float("gap", gap)
+    logit = np.asarray(scale, dtype=np.float64) * gap
+    # p = 1 / (1 + (n - 1) e^(-s g)), in logs so large n and gaps do not overflow
+    p = np.exp(-np.logaddexp(0.0, np.log(np.maximum(n - 1, 1e-300)) - logit))
+    p = np.where(n == 1, 1.0, p)
+    rest = 1.0 - p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -p * np.log(p) - np.where(rest > 0, rest * np.log(rest / np.maximum(n - 1, 1)), 0.0)
+    return p, h
+
+
+def draw_temperature(fig, gap: float, attn_scale: float = 0.1, floor_scale: int = 8192,
+                     max_n: float = 1e6):
+    """Attention on the relevant key (left) and entropy (right) against the number of
+    keys ``n`` (log scale), for :func:`one_key_attention` with no temperature, with Llama 4's
+    (:func:`posenc.scaling.attention_temperature` at the last query, ``p = n - 1``), and
+    with the log-length scale ``max(1, ln n / ln floor_scale)`` (Scalable-Softmax's ``s log n``
+    with ``s = 1 / ln floor_scale``, so it is 1 at ``n = floor_scale``, and never below 1).
+    Returns the two axes."""
+    attn_scale = check_float("attn_scale", attn_scale, at_least=0.0)
+    n = np.unique(np.round(np.logspace(0, math.log10(max_n), 200))).astype(np.int64)
+    curves = [
+        ("no temperature", 1.0, COLORS[7], "-"),
+        (f"Llama 4 (attn_scale {attn_scale:g})",
+         attention_temperature(n - 1, floor_scale=floor_scale, attn_scale=attn_scale),
+         COLORS[3], "-"),
+        (f"ln n / ln {floor_scale} (log-n scaling)",
+         np.maximum(np.log(n) / math.log(floor_scale), 1.0), COLORS[0], "--"),
+    ]
+    axes = fig.subplots(1, 2)
+    for label, scale, color, ls in curves:
+        p, h = one_key_attention(n, gap, scale)
+        axes[0].semilogx(n, p, color=color, ls=ls, lw=2, label=label)
+        axes[1].semilogx(n, h, color=color, ls=ls, lw=2)
+    axes[1].semilogx(n, np.log(n), color="#999999", lw=1, ls=":", label="uniform: ln n")
+    axes[0].set(xlabel="number of keys n", ylabel="weight on the relevant key", ylim=(0, 1.02),
+                title=f"logit gap {gap:g}")
+    axes[1].set(xlabel="number of keys n", ylabel="entropy (nats)", title="entropy")
+    for ax in axes:
+        ax.axvline(floor_scale, color="#555555", ls=":", lw=1)
+    # one legend under both panels: inside, it would cover curves at some slider value
+    handles, labels = (a + b for a, b in zip(axes[0].get_legend_handles_labels(),
+                                             axes[1].get_legend_handles_labels(), strict=True))
+    fig.subplots_adjust(bottom=0.3, wspace=0.3)
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=2, frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+    return axes
+
+
+# --- (c) attention sinks, live from a tiny model ------------------------------------------
+
+def train_sink_model(corpus, *, steps: int = 200, length: int = 64, batch_size: int = 16,
+                     seed: int = 0, checkpoints=(0, 50, 100, 200), eval_batch: int = 16):
+    """Train a 2-layer :class:`~posenc.model.TinyLM` with the ``gpt_oss`` pattern (a banded
+    RoPE layer, then a full one, learned sinks in both) on bytes of ``corpus.train``,
+    AdamW at 3e-3, ``length``-byte windows. At each step in ``checkpoints`` it records, on a
+    fixed held-out batch, :func:`first_token_mass`. Returns ``{step: stats}``.
+    """
+    import torch
+
+    from ...data import random_windows
+    from ...model import TinyLM, TinyLMConfig
+
+    steps, length = check_int("steps", steps), check_int("length", length)
+    torch.manual_seed(seed)
+    model = TinyLM(TinyLMConfig(pattern="gpt_oss", num_layers=2, pattern_length=length))
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    train_gen = torch.Generator().manual_seed(seed)
+    held, _ = random_windows(corpus.heldout, eval_batch, length,
+                             torch.Generator().manual_seed(seed + 1))
+    stats = {}
+    for step in range(steps + 1):
+        if step in checkpoints:
+            stats[step] = first_token_mass(model, held)
+        if step == steps:
+            break
+        x, y = random_windows(corpus.train, batch_size, length, train_gen)
+        loss = torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return stats
+
+
+def first_token_mass(model, tokens) -> dict:
+    """Per layer and head, where a :class:`~posenc.model.TinyLM`'s attention goes.
+
+    Recomputes each block's weights from its input (rotated q, k; the layer's mask; its
+    sinks through :func:`posenc.nn.softmax_with_sinks`). Returns numpy arrays
+    ``"by_key"`` ``[layers, heads, keys]`` (the mean weight on each key over the batch and
+    the queries of the second half), ``"sink"`` ``[layers, heads]`` (mean sink mass over
+    the same queries) and ``"uniform"`` (the mean of ``1 / (i + 1)`` over them: what a
+    uniform head would give each visible key).
+    """
+    import torch
+
+    from ...nn import softmax_with_sinks
+
+    captured = []
+    hooks = [b.attn.register_forward_hook(lambda mod, args, out: captured.append((mod, args[0])))
+             for b in model.blocks]
+    try:
+        with torch.no_grad():
+            model(tokens)
+            by_key, sink = [], []
+            for attn, x in captured:
+                b, n, _ = x.shape
+                q, k, _v = attn.qkv(x).view(b, n, 3, attn.num_heads, attn.head_dim).permute(
+                    2, 0, 3, 1, 4)
+                if "rotate" in attn._hooks:
+                    q, k = attn.encoding.rotate(q, k)
+                mask = attn.reach_mask(n)
+                if mask is None:
+                    mask = torch.ones(n, n, dtype=torch.bool).tril()
+                scores = (q @ k.transpose(-1, -2) / math.sqrt(attn.head_dim)).masked_fill(
+                    ~mask, float("-inf"))
+                w = (scores.softmax(-1) if attn.sinks is None
+                     else softmax_with_sinks(scores, attn.sinks))
+                late = w[:, :, n // 2:, :]  # queries of the second half
+                by_key.append(late.mean((0, 2)).numpy())
+                sink.append((1 - late.sum(-1)).mean((0, 2)).numpy())
+    finally:
+        for h in hooks:
+            h.remove()
+    n = tokens.shape[1]
+    return {"by_key": np.stack(by_key), "sink": np.stack(sink),
+            "uniform": float(np.mean(1.0 / (np.arange(n // 2, n) + 1)))}
+
+
+def draw_sink_mass(fig, stats: dict, step: int, keys: int = 8):
+    """Left: the mean weight on each of the first ``keys`` key positions per head of the
+    full (global) layer, against a uniform head's; right: the learned sink's mass per
+    layer and head, after ``step`` training steps (``stats`` from :func:`train_sink_model`).
+    Returns the two axes."""
+    s = stats[step]
+    layer = s["by_key"].shape[0] - 1
+    axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
+    by_key = s["by_key"][layer][:, :keys]
+    heads = by_key.shape[0]
+    width = 0.8 / heads
+    for h in range(heads):
+        axes[0].bar(np.arange(keys) + (h - (heads - 1) / 2) * width, by_key[h], width,
+                    color=COLORS[h % len(COLORS)], label=f"head {h}")
+    axes[0].axhline(s["uniform"], color="#555555", ls=":", lw=1.2, label="uniform")
+    axes[0].set(xlabel="key position j", ylabel="mean weight (queries 32-63)",
+                title=f"full layer, step {step}", ylim=(0, max(0.1, 1.15 * by_key.max())))
+    axes[0].legend(fontsize=8, ncol=2, frameon=False, loc="upper right")
+    sink = s["sink"]
+    for layer_index in range(sink.shape[0]):
+        axes[1].bar(np.arange(heads) + (layer_index - 0.5) * 0.4, sink[layer_index], 0.4,
+                    color=COLORS[5 if layer_index == 0 else 0],
+                    label=("banded layer" if layer_index == 0 else "full layer"))
+    axes[1].set(xlabel="head", ylabel="mass on the sink", ylim=(0, 1),
+                title="learned sink", xticks=range(heads))
+    axes[1].legend(fontsize=8, frameon=False, loc="upper right")
+    return axes

@@ -1,0 +1,191 @@
+"""Position chosen per layer: the local/global layer patterns of 2024-26 models, scaled down.
+
+A :class:`LayerSpec` says how ONE attention layer handles position and reach: its position
+method (any name in :data:`posenc.nn.POSITIONS`) and that method's options (e.g. ``base``),
+how far it sees (``"full"`` causal attention, a sliding ``"window"`` or ``"chunk"`` ed
+attention, :mod:`posenc.masks`), whether it has learned per-head attention sinks
+(:func:`posenc.nn.softmax_with_sinks`) and whether its queries get Llama 4's attention
+temperature (:func:`posenc.scaling.attention_temperature`).
+
+A :class:`LayerPattern` is a cycle of specs repeated up the stack (layer ``i`` uses
+``cycle[i % len(cycle)]``), with window and chunk sizes given as a FRACTION of the training
+length ``L_train`` so the pattern fits the tiny model. ``TinyLMConfig(pattern="gemma3")``
+builds one; :data:`PATTERNS` holds the registered patterns, :func:`register_pattern` adds one.
+
+The named patterns and how they are scaled (real models from their configs; the tiny
+model's ``L_train`` is ``TinyLMConfig.pattern_length``, 64 by default):
+
+============  ==========================================  =================================
+name          real model (year, source)                   tiny model (``L = L_train``)
+============  ==========================================  =================================
+gemma3        5 sliding-window RoPE (window 1024, base    5 window ``L/4`` base 1e4 :
+              1e4) : 1 global RoPE (base 1e6); Gemma 3,   1 full, base 1e6
+              2025, arXiv:2503.19786
+llama4        3 chunked RoPE (chunk 8192) : 1 global      3 chunk ``L/4`` RoPE : 1 full
+              NoPE with temperature (floor_scale 8192,    NoPE, temperature with
+              attn_scale 0.1); Llama 4, April 2025,       floor_scale = chunk = ``L/4``,
+              Hugging Face ``Llama4TextConfig``           attn_scale 0.1
+command_a     3 sliding-window RoPE (window 4096) :       3 window ``L/4`` RoPE : 1 full
+              1 full NoPE; Cohere 2025, arXiv:2504.00698  NoPE
+gpt_oss       alternating 128-token banded and full       banded ``L/8`` : full, both RoPE,
+              layers, learned sinks on every layer;       sinks on every layer (no YaRN:
+              OpenAI 2025 model card, ``GptOssConfig``    the tiny model runs at ``L``)
+============  ==========================================  =================================
+
+The fractions are much larger than the real ones (Gemma 3's window is 1/32 of its 32K
+pre-training length; GPT-OSS's band 1/32 of 4096) because a 64-token model with a 2-token
+window would learn nothing; a quarter keeps the window small next to ``L_train`` while
+letting a few layers cover it. Llama 4 uses floor_scale = chunk (both 8192); the tiny
+pattern keeps that equality. A pattern needs at least one full cycle of layers to contain
+its global layer (6 for gemma3, 4 for llama4 and command_a, 2 for gpt_oss).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._validation import check_choice, check_float, check_int
+from .nn import get_position
+
+__all__ = ["LayerSpec", "LayerPattern", "PATTERNS", "register_pattern", "get_pattern",
+           "REACHES"]
+
+#: How far a layer sees: all earlier tokens, a sliding window, or its own chunk.
+REACHES = ("full", "window", "chunk")
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """One attention layer's position method and reach.
+
+    ``position``: a registered method name (``"none"`` for NoPE); ``options``: that
+    method's keywords, overriding the model's (stored as sorted ``(name, value)`` pairs,
+    so the spec stays hashable); ``reach``: one of :data:`REACHES`; ``size``: the window
+    or chunk in tokens (``None`` for ``"full"``); ``sinks``: a learned sink logit per head;
+    ``temperature``: ``None`` or ``(floor_scale, attn_scale)`` for Llama 4's query
+    multiplier.
+    """
+
+    position: str = "rope"
+    options: tuple = ()
+    reach: str = "full"
+    size: int | None = None
+    sinks: bool = False
+    temperature: tuple | None = None
+
+    def __post_init__(self):
+        options = dict(self.options)
+        if not all(isinstance(k, str) for k in options):
+            raise TypeError(f"options must map option names to values, got {self.options!r}")
+        object.__setattr__(self, "options", tuple(sorted(options.items())))
+        method = get_position(self.position)
+        if "embed" in method.hooks:
+            raise ValueError(f"a layer's position must act inside attention; {self.position!r} "
+                             "is added once at the embeddings")
+        check_choice("reach", self.reach, REACHES)
+        if self.reach == "full":
+            if self.size is not None:
+                raise ValueError(f"size is only for reach 'window' or 'chunk', got {self.size}")
+        else:
+            check_int("size", self.size)
+        if not isinstance(self.sinks, bool):
+            raise TypeError(f"sinks must be True or False, got {self.sinks!r}")
+        if self.temperature is not None:
+            if not isinstance(self.temperature, tuple) or len(self.temperature) != 2:
+                raise TypeError("temperature must be None or (floor_scale, attn_scale), got "
+                                f"{self.temperature!r}")
+            check_float("floor_scale", self.temperature[0], greater_than=0.0)
+            check_float("attn_scale", self.temperature[1], at_least=0.0)
+
+    @property
+    def window(self) -> int | None:
+        return self.size if self.reach == "window" else None
+
+    @property
+    def chunk(self) -> int | None:
+        return self.size if self.reach == "chunk" else None
+
+
+@dataclass(frozen=True)
+class LayerPattern:
+    """A cycle of layer kinds, with window/chunk sizes as fractions of ``L_train``.
+
+    ``cycle``: tuple of dicts, the :class:`LayerSpec` fields of each layer kind, where
+    ``size`` is a fraction of ``L_train`` and ``temperature`` may be ``"chunk"``
+    (floor_scale = this pattern's chunk, attn_scale 0.1, as Llama 4). ``summary``: one
+    line for tables and legends.
+    """
+
+    name: str
+    cycle: tuple
+    summary: str = ""
+
+    def layers(self, num_layers: int, train_length: int) -> tuple[LayerSpec, ...]:
+        """The concrete specs of a ``num_layers``-deep model trained at ``train_length``:
+        sizes ``max(1, round(fraction * train_length))`` tokens."""
+        check_int("num_layers", num_layers)
+        check_int("train_length", train_length)
+        specs = [self._resolve(kind, train_length) for kind in self.cycle]
+        return tuple(specs[i % len(specs)] for i in range(num_layers))
+
+    def _resolve(self, kind: dict, train_length: int) -> LayerSpec:
+        kind = dict(kind)
+        if kind.get("size") is not None:
+            kind["size"] = max(1, round(kind["size"] * train_length))
+        if kind.get("temperature") == "chunk":
+            chunk = next(self._resolve(k, train_length).size for k in self.cycle
+                         if k.get("reach") == "chunk")
+            kind["temperature"] = (float(chunk), 0.1)
+        return LayerSpec(**kind)
+
+
+#: Registered patterns by name, in registration order.
+PATTERNS: dict[str, LayerPattern] = {}
+
+
+def register_pattern(pattern: LayerPattern, *, replace: bool = False) -> LayerPattern:
+    """Add ``pattern`` to :data:`PATTERNS` (its specs are checked now, at ``L_train = 64``);
+    an existing name raises ``ValueError`` unless ``replace=True``."""
+    if not isinstance(pattern, LayerPattern):
+        raise TypeError(f"pattern must be a LayerPattern, got {type(pattern).__name__}")
+    if not isinstance(pattern.name, str) or not pattern.name:
+        raise ValueError(f"pattern name must be a non-empty string, got {pattern.name!r}")
+    if pattern.name in PATTERNS and not replace:
+        raise ValueError(f"pattern {pattern.name!r} is already registered (replace=True "
+                         "to redefine it)")
+    if not pattern.cycle:
+        raise ValueError(f"pattern {pattern.name!r} needs at least one layer kind")
+    pattern.layers(len(pattern.cycle), 64)
+    PATTERNS[pattern.name] = pattern
+    return pattern
+
+
+def get_pattern(name: str) -> LayerPattern:
+    """The registered pattern called ``name``."""
+    if name not in PATTERNS:
+        raise ValueError(f"pattern must be one of {', '.join(map(repr, PATTERNS))}; "
+                         f"got {name!r}")
+    return PATTERNS[name]
+
+
+_LOCAL = 0.25  # window / chunk as a fraction of L_train (module docstring)
+
+register_pattern(LayerPattern("gemma3", (
+    *[dict(position="rope", options={"base": 1e4}, reach="window", size=_LOCAL)] * 5,
+    dict(position="rope", options={"base": 1e6}),
+), "5 sliding-window RoPE (base 1e4) : 1 global RoPE (base 1e6)"))
+
+register_pattern(LayerPattern("llama4", (
+    *[dict(position="rope", reach="chunk", size=_LOCAL)] * 3,
+    dict(position="none", temperature="chunk"),
+), "3 chunked RoPE : 1 global NoPE with attention temperature"))
+
+register_pattern(LayerPattern("command_a", (
+    *[dict(position="rope", reach="window", size=_LOCAL)] * 3,
+    dict(position="none"),
+), "3 sliding-window RoPE : 1 full NoPE"))
+
+register_pattern(LayerPattern("gpt_oss", (
+    dict(position="rope", reach="window", size=_LOCAL / 2, sinks=True),
+    dict(position="rope", sinks=True),
+), "alternating banded and full RoPE layers, learned sinks on every layer"))
