@@ -23,6 +23,19 @@ def one_thread():
 def rng():
     return np.random.default_rng(0)
 
+
+@pytest.fixture
+def fig():
+    """A fresh matplotlib figure for a draw_* function, closed afterwards (Agg backend)."""
+    import matplotlib  # the course layer's dependency: only the figure tests need it
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    f = plt.figure()
+    yield f
+    plt.close(f)
+
 # tests/nbgolden.py is imported by test_notebooks_clean.py
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402

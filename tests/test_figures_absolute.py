@@ -1,5 +1,4 @@
 import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
@@ -23,13 +22,6 @@ from posenc.sinusoidal import (
     sinusoidal_encoding,
     sinusoidal_wavelengths,
 )
-
-
-@pytest.fixture
-def fig():
-    figure = plt.figure()
-    yield figure
-    plt.close(figure)
 
 
 @given(values=st.lists(st.floats(-1e3, 1e3), min_size=9, max_size=60),

@@ -3,20 +3,11 @@
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 
 from posenc.course.figures import rope_today  # noqa: E402
 from posenc.course.figures import scaling as figs  # noqa: E402
 from posenc.rope import rope_frequencies  # noqa: E402
-
-
-@pytest.fixture
-def fig():
-    f = plt.figure()
-    yield f
-    plt.close(f)
 
 
 def test_seen_distances_of_pi_and_remapping():

@@ -11,13 +11,6 @@ from posenc.course.figures import rope_today as figs  # noqa: E402
 from posenc.rope import mrope_position_ids, rope_frequencies, wrap_angle  # noqa: E402
 
 
-@pytest.fixture
-def fig():
-    f = plt.figure()
-    yield f
-    plt.close(f)
-
-
 def test_base_wavelengths(fig):
     ax = figs.draw_base_wavelengths(fig, 5e5, head_dim=64)
     line = ax.get_lines()[1]
