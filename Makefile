@@ -45,8 +45,12 @@ $(STAMP): requirements.txt pyproject.toml site/jupyterlab-overrides.json
 	touch $(STAMP)
 
 # The site. -W: any warning (a broken reference, a failing cell) fails the build.
+# Every notebook is executed afresh, two at a time (site/execute_notebooks.py fills the
+# execution cache from an empty one), then Jupyter Book builds from that cache.
+CACHED_CONFIG := .config_cached.yml
 book: $(STAMP)
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/python site/execute_notebooks.py --fresh
+	$(MAKE) --no-print-directory -o $(STAMP) book-cached
 	@echo
 	@echo "The site is in _build/html: open file://$(CURDIR)/_build/html/index.html"
 	@echo "or serve it: $(BIN)/python -m http.server -d _build/html 8000"
@@ -55,8 +59,9 @@ book: $(STAMP)
 # Caveat: an edit to src/posenc does NOT re-run the notebooks; use `make book` for that.
 book-cached: $(STAMP)
 	@# beside _config.yml, because paths in it (local_extensions) are relative to it
-	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > .config_cached.yml
-	$(BIN)/jupyter-book build . --config .config_cached.yml -W -n --keep-going
+	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > $(CACHED_CONFIG)
+	$(BIN)/python site/execute_notebooks.py
+	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) -W -n --keep-going
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks book site

@@ -194,3 +194,52 @@ JS_FIGURE_BACKGROUNDS = """
                                   px(c.width - 2, c.height - 2)]};
   })
 """
+
+
+# Prefetch policy ------------------------------------------------------------------------
+
+#: The page's prefetch has nothing left to do (posenc-widgets.js), or the page has no widgets.
+JS_PREFETCH_IDLE = """
+() => !document.querySelector('script[type="application/vnd.jupyter.widget-state+json"]')
+      || ['idle', 'off'].includes(document.documentElement.dataset.posencPrefetch)
+"""
+
+#: Makes the page believe the reader asked to save data (as Chrome's Lite mode does).
+JS_SAVE_DATA = """
+Object.defineProperty(navigator, 'connection', {
+  configurable: true, get: () => ({saveData: true, effectiveType: '4g'})});
+"""
+
+
+def transfer_log(context, page) -> dict[str, int]:
+    """Start recording each response's bytes on the wire (CDP ``encodedDataLength``, i.e.
+    gzip-6 bytes from :func:`serve`); returns the live ``{url: bytes}`` dict (a URL fetched
+    twice counts twice, under ``url#2``)."""
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    urls: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+
+    def sent(e):
+        urls[e["requestId"]] = e["request"]["url"]
+
+    def done(e):
+        url = urls.get(e["requestId"], e["requestId"])
+        key, n = url, 1
+        while key in sizes:
+            n += 1
+            key = f"{url}#{n}"
+        sizes[key] = int(e["encodedDataLength"])
+
+    cdp.on("Network.requestWillBeSent", sent)
+    cdp.on("Network.loadingFinished", done)
+    return sizes
+
+
+def idle_scroll(page, seconds: float = 10.0, steps: int = 40) -> None:
+    """A reader who scrolls from the top to the bottom of the page in ``seconds``, touching
+    nothing (wheel events, as a reader's mouse or trackpad sends)."""
+    height = page.evaluate("document.documentElement.scrollHeight - innerHeight")
+    for _ in range(steps):
+        page.mouse.wheel(0, height / steps)
+        page.wait_for_timeout(1000 * seconds / steps)  # the reader's pace, not a wait for the page

@@ -129,15 +129,28 @@
    * data-src (site/posenc_site.py moved its bytes into a file); in Jupyter all are
    * inline. A Stack switches to a branch only once the frame it would show has
    * loaded: until then the previous frame stays, under a visible loading state.
-   * After the page has loaded, idle time builds every frame and prefetches them,
-   * nearest to the current slider values first. */
+   *
+   * Prefetch respects the reader: after the page has loaded, only figures in or near
+   * the viewport (an IntersectionObserver) prefetch, nearest values first, and only
+   * frames one slider away from the values shown, at most PREFETCH_STEPS steps, until
+   * the reader touches that slider (then its whole range). Nothing is prefetched when
+   * the browser asks to save data (Save-Data, or a 2g/3g connection). A file is
+   * requested once: frames shared between figures reuse the first request. */
   var ROOT_PREFETCH = [];
-  var MAX_PARALLEL = 4, inFlight = 0;
+  var MAX_PARALLEL = 4, inFlight = 0, PREFETCH_STEPS = 2;
+  var requested = {};  // data-src -> true once some <img> has asked for it
+
+  function saveData() {
+    var c = navigator.connection || navigator.mozConnection || navigator.webkitConnection;
+    if (!c) return false;
+    return !!c.saveData || /(^|-)(2g|3g)$/.test(c.effectiveType || "");
+  }
 
   function load(img, done) {
     /* Fetch img's frame (once); done(ok) when it is usable or has failed for good. */
     if (img.dataset.src && !img.getAttribute("src")) {
       img.dataset.tries = "0";
+      requested[img.dataset.src] = true;
       img.setAttribute("src", img.dataset.src);
     }
     if (img.complete && img.naturalWidth > 0) { if (done) done(true); return; }
@@ -194,43 +207,60 @@
     }
   }
 
-  var warmQueue = [];
+  var warmQueue = [], warm = false;
   function warmUp(deadline) {
     while (warmQueue.length && (!deadline || deadline.timeRemaining() > 2)) warmQueue.shift()();
-    if (warmQueue.length) idle(warmUp);
-    else prefetchNext();
+    if (warmQueue.length) { idle(warmUp); return; }
+    warm = true;
+    document.documentElement.setAttribute("data-posenc-widgets", "warm");
+    prefetchNext();
   }
   function idle(fn) {
     if (window.requestIdleCallback) window.requestIdleCallback(fn, { timeout: 500 });
     else window.setTimeout(fn, 30);
   }
 
-  /* Prefetch: every frame of every figure, nearest to its figure's current values first. */
-  var pending = [], prefetching = false;
-  function prefetchNext() {
-    prefetching = true;
-    if (!pending.length) {
-      pending = [];
-      ROOT_PREFETCH.forEach(function (fig) { pending = pending.concat(fig.remaining()); });
-      pending.sort(function (a, b) { return a.distance - b.distance; });
+  /* The page's prefetch state, for tests and benchmarks: data-posenc-prefetch is
+   * "busy" while frames are wanted or in flight, "idle" when the policy wants no more
+   * (each figure's root says the same for itself), "off" when the reader saves data. */
+  function mark(node, state) {
+    if (node.getAttribute("data-posenc-prefetch") !== state) {
+      node.setAttribute("data-posenc-prefetch", state);
     }
+  }
+
+  var scheduled = false;
+  function schedule() {
+    if (!warm || scheduled) return;
+    scheduled = true;
+    idle(function () { scheduled = false; prefetchNext(); });
+  }
+
+  function prefetchNext() {
+    if (saveData()) { mark(document.documentElement, "off"); return; }
+    var pending = [];
+    ROOT_PREFETCH.forEach(function (fig) {
+      var jobs = fig.near ? fig.remaining() : [];
+      if (fig.root) mark(fig.root, jobs.length || fig.inFlight ? "busy" : "idle");
+      pending = pending.concat(jobs);
+    });
+    pending.sort(function (a, b) { return a.distance - b.distance; });
     while (inFlight < MAX_PARALLEL && pending.length) {
       var job = pending.shift();
-      if (job.img.complete && job.img.naturalWidth > 0) continue;
+      var img = job.img;
+      if (img.getAttribute("src")) continue;  // asked for already (a shared frame, say)
       inFlight++;
-      load(job.img, function (img, near) {
+      job.figure.inFlight++;
+      load(img, function (img, fig) {
         return function (ok) {
           inFlight--;
-          if (ok && near && img.decode) img.decode().catch(function () {});
-          idle(prefetchNext);
+          fig.inFlight--;
+          if (ok && img.decode) img.decode().catch(function () {});
+          schedule();
         };
-      }(job.img, job.distance <= 1));
+      }(img, job.figure));
     }
-    if (!pending.length && inFlight === 0) {
-      var left = 0;
-      ROOT_PREFETCH.forEach(function (fig) { left += fig.remaining().length; });
-      if (!left) document.documentElement.setAttribute("data-posenc-widgets", "warm");
-    }
+    mark(document.documentElement, pending.length || inFlight ? "busy" : "idle");
   }
 
   function ready(img) { return img.complete && img.naturalWidth > 0; }
@@ -275,7 +305,10 @@
       });
     }
     show(s.selected_index);
-    store.on(id, "selected_index", function (i) { show(i); if (figure) figure.moved(); });
+    store.on(id, "selected_index", function (i) {
+      show(i);
+      if (figure) figure.moved(path.length);
+    });
     kids.forEach(function (_, i) { warmQueue.push(function () { build(i); }); });
     return div;
   }
@@ -285,22 +318,50 @@
     this.store = store;
     this.levels = [];
     this.frames = [];
+    this.touched = {};
+    this.near = !window.IntersectionObserver;  // without the observer: every figure
+    this.inFlight = 0;
+    this.root = null;
   }
   Figure.prototype.remaining = function () {
-    var store = this.store;
+    /* Frames the policy wants now: one slider away from the values shown (at most
+     * PREFETCH_STEPS steps on a slider not touched yet), not yet asked for. */
+    var store = this.store, touched = this.touched;
     var now = this.levels.map(function (id) { return store.get(id, "selected_index") || 0; });
-    return this.frames.filter(function (f) {
-      return !ready(f.img) && !f.img.dataset.failed;
-    }).map(function (f) {
-      var d = 0;
-      f.path.forEach(function (i, k) { d += Math.abs(i - (now[k] || 0)); });
-      return { img: f.img, distance: d };
-    });
+    var out = [];
+    this.frames.forEach(function (f) {
+      if (f.img.getAttribute("src") || f.img.dataset.failed || !f.img.dataset.src) return;
+      var moved = 0, distance = 0, far = false;
+      f.path.forEach(function (i, k) {
+        var d = Math.abs(i - (now[k] || 0));
+        if (!d) return;
+        moved++;
+        distance += d;
+        if (d > PREFETCH_STEPS && !touched[k]) far = true;
+      });
+      if (moved <= 1 && !far) out.push({ img: f.img, distance: distance, figure: this });
+    }, this);
+    return out;
   };
-  Figure.prototype.moved = function () {
-    pending = [];  // re-sort by the new values on the next prefetch step
-    if (prefetching) idle(prefetchNext);
+  Figure.prototype.moved = function (level) {
+    this.touched[level] = true;
+    schedule();  // re-sort by the new values
   };
+
+  function watch(figures) {
+    if (!window.IntersectionObserver) return;
+    var byRoot = new Map();
+    figures.forEach(function (f) { byRoot.set(f.root, f); });
+    // "near": within one viewport height above or below what the reader sees
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        var f = byRoot.get(e.target);
+        if (f) f.near = e.isIntersecting;
+      });
+      schedule();
+    }, { rootMargin: "100% 0px 100% 0px" });
+    figures.forEach(function (f) { observer.observe(f.root); });
+  }
 
   function el(tag, cls) {
     var e = document.createElement(tag);
@@ -384,6 +445,7 @@
       var view = JSON.parse(tag.textContent);
       var root = el("div", "posenc-widget");
       var figure = new Figure(store);
+      figure.root = root;
       ROOT_PREFETCH.push(figure);
       root.appendChild(render(store, view.model_id, [], figure));
       var status = el("p", "posenc-status");
@@ -392,6 +454,7 @@
       tag.parentNode.replaceChild(root, tag);
     });
     document.documentElement.setAttribute("data-posenc-widgets", "ready");
+    watch(ROOT_PREFETCH);
     // prefetch after the page itself has loaded, in idle time
     if (document.readyState === "complete") idle(warmUp);
     else window.addEventListener("load", function () { idle(warmUp); });
