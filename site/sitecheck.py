@@ -113,10 +113,32 @@ JS_SLIDERS = """
 
 # Resolves with ms from the keydown to the first animation frame at which the new
 # figure is in the DOM, visible and decoded.
-# Every frame built and decoded (posenc-widgets.js marks the page "warm"), or no widgets.
+# The widgets are built and their prefetch (posenc-widgets.js) has nothing left to do for
+# now -- or the page has no widgets. Under the prefetch policy that is not every frame:
+# only those near what the figures in or near the viewport show.
 JS_WIDGETS_SETTLED = """
 () => !document.querySelector('script[type="application/vnd.jupyter.widget-state+json"]')
-      || document.documentElement.dataset.posencWidgets === 'warm'
+      || (document.documentElement.dataset.posencWidgets === 'warm'
+          && ['idle', 'off'].includes(document.documentElement.dataset.posencPrefetch))
+"""
+
+# Widget `root` is in or near the viewport and has prefetched what the policy wants for it.
+JS_FIGURE_PREFETCHED = """
+(root) => root.hasAttribute('data-posenc-near') && root.dataset.posencPrefetch === 'idle'
+"""
+
+# The self-check questions (jupyterquiz) are drawn by their own script, after a timeout.
+JS_QUIZZES_DRAWN = """
+() => [...document.querySelectorAll('div[data-shufflequestions]')]
+      .every(d => d.querySelector('.Quiz'))
+"""
+
+# The frame shown by widget `root` differs from `before` (an alt text) and is decoded.
+JS_FRAME_CHANGED = """
+([root, before]) => {
+  const img = [...root.querySelectorAll('.posenc-stack img')].find(i => i.offsetParent !== null);
+  return img && img.alt !== before && img.complete && img.naturalWidth > 0;
+}
 """
 
 JS_ARM_LATENCY = """
@@ -174,8 +196,10 @@ JS_LAZY_IMAGES_DONE = """
 () => [...document.querySelectorAll('img[loading]')].every(i => i.complete)
 """
 
+# every image the page has asked for (a slider frame not yet wanted has only a data-src)
 JS_IMAGES = """
-() => [...document.images].map(i => ({src: i.currentSrc.slice(0, 120), complete: i.complete,
+() => [...document.images].filter(i => !(i.dataset.src && !i.getAttribute('src')))
+  .map(i => ({src: i.currentSrc.slice(0, 120), complete: i.complete,
                                       width: i.naturalWidth, height: i.naturalHeight}))
 """
 
@@ -197,12 +221,6 @@ JS_FIGURE_BACKGROUNDS = """
 
 
 # Prefetch policy ------------------------------------------------------------------------
-
-#: The page's prefetch has nothing left to do (posenc-widgets.js), or the page has no widgets.
-JS_PREFETCH_IDLE = """
-() => !document.querySelector('script[type="application/vnd.jupyter.widget-state+json"]')
-      || ['idle', 'off'].includes(document.documentElement.dataset.posencPrefetch)
-"""
 
 #: Makes the page believe the reader asked to save data (as Chrome's Lite mode does).
 JS_SAVE_DATA = """

@@ -222,7 +222,8 @@
 
   /* The page's prefetch state, for tests and benchmarks: data-posenc-prefetch is
    * "busy" while frames are wanted or in flight, "idle" when the policy wants no more
-   * (each figure's root says the same for itself), "off" when the reader saves data. */
+   * (each figure's root says the same for itself, and carries data-posenc-near while it
+   * is in or near the viewport), "off" when the reader saves data. */
   function mark(node, state) {
     if (node.getAttribute("data-posenc-prefetch") !== state) {
       node.setAttribute("data-posenc-prefetch", state);
@@ -356,7 +357,11 @@
     var observer = new IntersectionObserver(function (entries) {
       entries.forEach(function (e) {
         var f = byRoot.get(e.target);
-        if (f) f.near = e.isIntersecting;
+        if (!f) return;
+        // busy until the next prefetch step has looked at it
+        if (e.isIntersecting && !f.near && !saveData()) mark(f.root, "busy");
+        f.near = e.isIntersecting;
+        f.root.toggleAttribute("data-posenc-near", f.near);
       });
       schedule();
     }, { rootMargin: "100% 0px 100% 0px" });
