@@ -332,6 +332,7 @@
     var out = [];
     this.frames.forEach(function (f) {
       if (f.img.getAttribute("src") || f.img.dataset.failed || !f.img.dataset.src) return;
+      if (requested[f.img.dataset.src]) return;  // a frame another figure shares: fetched once
       var moved = 0, distance = 0, far = false;
       f.path.forEach(function (i, k) {
         var d = Math.abs(i - (now[k] || 0));
