@@ -63,7 +63,7 @@
     store.on(fromId, fromKey, function (v) { store.set(toId, toKey, v); });
   };
 
-  var BOXES = { VBoxModel: "column", BoxModel: "column", HBoxModel: "row" };
+  var BOXES = { "VBoxModel": "column", "BoxModel": "column", "HBoxModel": "row" };
 
   function render(store, id, path, figure) {
     path = path || [];

@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.transforms import Bbox
 
+from .frame_contract import FRAME_CLASS
 from .style import COURSE_RC, CSS_PX_PER_INCH, FIGURE_WIDTH, FRAME_DPI, figure_bytes, tight_bbox
 
 __all__ = ["slider_figure", "format_value", "log_steps"]
@@ -141,7 +142,7 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
         alt = html.escape(f"{title}: " + ", ".join(
             f"{labels.get(n, n)}={format_value(v)}" for n, v in params.items()), quote=True)
         frames[combo] = widgets.HTML(
-            f'<img class="posenc-frame" src="data:image/{mime};base64,{data}" '
+            f'<img class="{FRAME_CLASS}" src="data:image/{mime};base64,{data}" '
             f'alt="{alt}" title="{alt}" width="{round(width * scale)}" '
             f'height="{round(height * scale)}" style="max-width:100%;height:auto">')
 
