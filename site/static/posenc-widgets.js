@@ -440,8 +440,93 @@
     }
   }
 
+  /* A figure opens full-screen at its full resolution on click or tap: a modal <dialog>
+   * over the page, the image at 1 CSS px per 2 image px (its text at the size it was drawn
+   * for) or wider, scrolling sideways on a phone; pinch-zoom is the browser's own. A tap
+   * on the image switches to fit-the-screen and back. Escape, the close button or the
+   * browser's back closes it (opening pushes a history entry, so "back" does not leave
+   * the page). */
+  var FIGURES = "img.posenc-frame, .cell_output img";
+  function openFigure(img) {
+    var dialog = el("dialog", "posenc-lightbox");
+    dialog.setAttribute("aria-label", "Figure, full size: " + (img.alt || ""));
+    var close = el("button", "posenc-lightbox-close");
+    close.type = "button";
+    close.textContent = "×";
+    close.setAttribute("aria-label", "Close the full-size figure");
+    var scroller = el("div", "posenc-lightbox-scroll");
+    var big = document.createElement("img");
+    big.src = img.currentSrc || img.src;
+    big.alt = img.alt || "";
+    big.className = "posenc-lightbox-img";
+    var natural = (img.naturalWidth || img.width * 2) / 2;
+    big.style.width = Math.max(natural, 0) + "px";
+    big.addEventListener("click", function () { dialog.classList.toggle("posenc-fit"); });
+    scroller.appendChild(big);
+    dialog.appendChild(close);
+    dialog.appendChild(scroller);
+    document.body.appendChild(dialog);
+    var pushed = false;
+    function onPop() { if (dialog.open) { pushed = false; dialog.close(); } }
+    dialog.addEventListener("close", function () {
+      window.removeEventListener("popstate", onPop);
+      dialog.remove();
+      if (pushed) history.back();
+      img.focus && img.focus();
+    });
+    close.addEventListener("click", function () { dialog.close(); });
+    dialog.addEventListener("click", function (e) { if (e.target === dialog) dialog.close(); });
+    try {
+      history.pushState({ posencFigure: true }, "");
+      pushed = true;
+      window.addEventListener("popstate", onPop);
+    } catch (err) { /* a file: URL may refuse: Escape and the button still close */ }
+    dialog.showModal();
+    document.documentElement.setAttribute("data-posenc-figure", "open");
+    dialog.addEventListener("close", function () {
+      document.documentElement.removeAttribute("data-posenc-figure");
+    });
+  }
+  function figuresOpenFullScreen() {
+    document.addEventListener("click", function (e) {
+      var img = e.target.closest ? e.target.closest(FIGURES) : null;
+      if (!img || !img.getAttribute("src") || !window.HTMLDialogElement) return;
+      if (img.closest(".posenc-lightbox")) return;
+      openFigure(img);
+    });
+  }
+
+  /* The theme's "Back to top" button floats over the page: hide it while it would cover
+   * a figure. */
+  function backToTopNeverOverAFigure() {
+    var button = document.getElementById("pst-back-to-top");
+    if (!button) return;
+    var pending = false;
+    function check() {
+      pending = false;
+      button.classList.remove("posenc-over-figure");
+      var b = button.getBoundingClientRect();
+      if (!b.width) return;
+      var over = Array.prototype.some.call(
+        document.querySelectorAll(".posenc-widget, .cell_output img"), function (f) {
+          var r = f.getBoundingClientRect();
+          return r.left < b.right && r.right > b.left && r.top < b.bottom && r.bottom > b.top;
+        });
+      button.classList.toggle("posenc-over-figure", over);
+    }
+    function later() { if (!pending) { pending = true; window.requestAnimationFrame(check); } }
+    window.addEventListener("scroll", later, { passive: true });
+    window.addEventListener("resize", later);
+    if (window.MutationObserver) {  // the theme shows it by changing its style
+      new MutationObserver(later).observe(button, { attributes: true });
+    }
+    later();
+  }
+
   function main() {
     fixLandmarks();
+    figuresOpenFullScreen();
+    backToTopNeverOverAFigure();
     wrapCode();
     var stateTag = document.querySelector('script[type="' + STATE_TYPE + '"]');
     if (!stateTag) return;

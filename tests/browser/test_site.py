@@ -425,3 +425,88 @@ def test_self_check_question_gives_feedback(visit, page_path):
     feedback = box.locator(".Feedback.correct")
     feedback.wait_for(state="visible", timeout=5000)
     assert feedback.inner_text().startswith("Correct")
+
+
+# Phones ---------------------------------------------------------------------------------
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3,
+         "is_mobile": True, "has_touch": True}
+
+
+@pytest.fixture
+def phone(browser, base_url):
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    page.goto(f"{base_url}/{ON_DEMAND_PAGE}", wait_until="load")
+    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+    yield page
+    context.close()
+
+
+def test_phone_no_sideways_scroll_and_slider_handles_of_24_px(phone):
+    assert phone.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    heights = phone.evaluate("""() => [...document.querySelectorAll('.posenc-widget input')]
+        .map(i => i.getBoundingClientRect().height)""")
+    assert heights and min(heights) >= 24, heights
+    thumbs = phone.evaluate("""() => [...document.styleSheets].flatMap(s => {
+        try { return [...s.cssRules]; } catch (e) { return []; } })
+      .filter(r => r.selectorText && r.selectorText.includes('.posenc-slider')
+                   && r.selectorText.includes('::-webkit-slider-thumb'))
+      .map(r => [parseFloat(r.style.width), parseFloat(r.style.height)])""")
+    assert thumbs and all(w >= 24 and h >= 24 for w, h in thumbs), thumbs
+
+
+def test_phone_a_slider_moved_by_touch_changes_its_frame(phone):
+    root = phone.locator(".posenc-widget").first
+    root.scroll_into_view_if_needed()
+    before = root.evaluate(JS_VISIBLE_FRAME)
+    slider = phone.locator(".posenc-widget input[type=range]").first
+    box = slider.bounding_box()
+    value, top = int(slider.input_value()), int(slider.get_attribute("max"))
+    target = 0 if value > top / 2 else top  # a tap at the far end of the track
+    x = box["x"] + (8 if target == 0 else box["width"] - 8)
+    phone.touchscreen.tap(x, box["y"] + box["height"] / 2)
+    phone.wait_for_function(JS_FRAME_CHANGED, arg=[root.element_handle(), before["alt"]],
+                            timeout=15000)
+    assert int(slider.input_value()) != value
+
+
+def test_phone_a_figure_opens_full_screen_and_closes(phone):
+    frame = phone.locator("img.posenc-frame").first
+    frame.scroll_into_view_if_needed()
+    natural = frame.evaluate("i => i.naturalWidth")
+    for close in ("Escape", "back"):
+        frame.tap()
+        dialog = phone.locator("dialog.posenc-lightbox")
+        dialog.wait_for(state="visible", timeout=5000)
+        big = dialog.locator("img")
+        shown = big.evaluate("i => ({natural: i.naturalWidth, width: i.clientWidth})")
+        # full resolution: every pixel of the frame, drawn at the size its text was made for
+        assert shown["natural"] == natural and shown["width"] >= natural / 2 - 1, shown
+        assert phone.evaluate("document.documentElement.scrollWidth <= innerWidth")
+        url = phone.url
+        if close == "Escape":
+            phone.keyboard.press("Escape")
+        else:
+            phone.go_back()
+        dialog.wait_for(state="detached", timeout=5000)
+        assert phone.url == url  # "back" closed the figure, it did not leave the page
+
+
+def test_phone_back_to_top_never_covers_a_figure(phone):
+    height = phone.evaluate("document.documentElement.scrollHeight")
+    for y in range(0, height, 400):
+        phone.evaluate(f"window.scrollTo(0, {y})")
+        phone.wait_for_function("() => new Promise(r => requestAnimationFrame(() => "
+                                "requestAnimationFrame(() => r(true))))")
+        overlap = phone.evaluate("""() => {
+          const b = document.getElementById('pst-back-to-top');
+          const style = b && getComputedStyle(b);
+          if (!b || style.visibility === 'hidden' || style.display === 'none') return null;
+          const r = b.getBoundingClientRect();
+          if (!r.width) return null;
+          return [...document.querySelectorAll('.posenc-widget, .cell_output img')].some(f => {
+            const q = f.getBoundingClientRect();
+            return q.left < r.right && q.right > r.left && q.top < r.bottom && q.bottom > r.top; });
+        }""")
+        assert not overlap, f"'Back to top' covers a figure at scrollY={y}"
