@@ -95,7 +95,12 @@ browser: $(STAMP) chromium
 local: $(STAMP) chromium
 	$(BIN)/python -m pytest tests/local -q
 
-test: lint unit notebooks book browser local
+# Stages that do not need each other run two at a time (the machine's two cores): the unit
+# tests beside nbval, then -- after the -W build -- the browser suite beside the local path.
+test: lint
+	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j2 --output-sync=target unit notebooks
+	$(MAKE) --no-print-directory -o $(STAMP) book
+	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j2 --output-sync=target browser local
 
 # Opens JupyterLab on book/. As root (e.g. in a container) it adds --allow-root. In a git clone
 # it also turns on the notebook filter in .gitattributes, so outputs and saved widget state
