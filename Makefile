@@ -50,7 +50,10 @@ $(STAMP): requirements.txt pyproject.toml site/jupyterlab-overrides.json
 CACHED_CONFIG := .config_cached.yml
 book: $(STAMP)
 	$(BIN)/python site/execute_notebooks.py --fresh
-	$(MAKE) --no-print-directory -o $(STAMP) book-cached
+	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > $(CACHED_CONFIG)
+	@# --all: every page is written again from the new outputs (Sphinx would keep the pages
+	@# of notebooks whose source did not change)
+	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) --all -W -n --keep-going
 	@echo
 	@echo "The site is in _build/html: open file://$(CURDIR)/_build/html/index.html"
 	@echo "or serve it: $(BIN)/python -m http.server -d _build/html 8000"
