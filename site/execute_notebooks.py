@@ -72,6 +72,8 @@ def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2,
     # each kernel gets one core's worth of threads: two kernels share the two cores
     os.environ["OMP_NUM_THREADS"] = "1"
     failed = []
+    if not todo:
+        return failed
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(_run, str(cache_path), r.pk, r.uri) for r in todo]
         for future in futures:
