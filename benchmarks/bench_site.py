@@ -44,9 +44,8 @@ from sitecheck import (  # noqa: E402
     SITE,
     chromium,
     content_pages,
-    idle_scroll,
+    idle_scroll_transfers,
     serve,
-    transfer_log,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -73,17 +72,6 @@ def build_times() -> dict:
     cached = timed(["make", "-s", "-o", ".venv/.installed", "book-cached"])
     return {"clean_build_s": round(clean, 1), "cached_rebuild_s": round(cached, 1),
             "load_before": load_before, "load_after": load_after}
-
-
-def idle_scroll_bytes(browser, base: str, path: str) -> int:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    sizes = transfer_log(context, page)
-    page.goto(f"{base}/{path}", wait_until="load")
-    idle_scroll(page, seconds=10)
-    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
-    context.close()
-    return int(sum(sizes.values()))
 
 
 def page_weights_and_latency() -> dict:
@@ -133,7 +121,8 @@ def page_weights_and_latency() -> dict:
                                                      if latencies else None)
                     context.close()
                     if compress:
-                        entry["idle_scroll_bytes"] = idle_scroll_bytes(browser, base, path)
+                        entry["idle_scroll_bytes"] = sum(
+                            idle_scroll_transfers(browser, base, path).values())
     html_bytes = {path: (SITE / path).stat().st_size for path in pages}
     for path, entry in pages.items():
         entry["html_bytes"] = html_bytes[path]

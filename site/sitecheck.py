@@ -261,3 +261,16 @@ def idle_scroll(page, seconds: float = 10.0, steps: int = 40) -> None:
     for _ in range(steps):
         page.mouse.wheel(0, height / steps)
         page.wait_for_timeout(1000 * seconds / steps)  # the reader's pace, not a wait for the page
+
+
+def idle_scroll_transfers(browser, base: str, path: str, seconds: float = 10.0) -> dict[str, int]:
+    """``{url: bytes on the wire}`` for a visit of ``path`` by a reader who scrolls through
+    it in ``seconds`` touching nothing, until the prefetch is idle (see :func:`transfer_log`)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    sizes = transfer_log(context, page)
+    page.goto(f"{base}/{path}", wait_until="load")
+    idle_scroll(page, seconds=seconds)
+    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+    context.close()
+    return dict(sizes)

@@ -28,7 +28,7 @@ from sitecheck import (
     SITE,
     content_pages,
     idle_scroll,
-    transfer_log,
+    idle_scroll_transfers,
 )
 
 # Console messages Jupyter Book itself emits that the course cannot fix. Each entry:
@@ -241,15 +241,9 @@ def _pages_with_sliders():
 
 @pytest.mark.parametrize("path", _pages_with_sliders(), ids=lambda p: p.split("/")[-1])
 def test_idle_scroll_downloads_at_most_2_mb_and_no_file_twice(browser, base_url, path):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    sizes = transfer_log(context, page)
-    page.goto(f"{base_url}/{path}", wait_until="load")
-    idle_scroll(page, seconds=10)
-    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=30000)
+    sizes = idle_scroll_transfers(browser, base_url, path, seconds=10)
     total = sum(sizes.values())
     twice = [u for u in sizes if "#" in u.rsplit("/", 1)[-1]]
-    context.close()
     assert total <= IDLE_SCROLL_BUDGET, f"{total / 1e6:.2f} MB after 10 s of scrolling"
     assert twice == [], f"fetched more than once: {twice}"
 
