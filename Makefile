@@ -50,8 +50,15 @@ $(STAMP): requirements.txt pyproject.toml site/jupyterlab/posenc-course.json
 	touch $(STAMP)
 
 # The site. -W: any warning (a broken reference, a failing cell) fails the build.
+# Every notebook is executed afresh, two at a time (site/execute_notebooks.py fills the
+# execution cache from an empty one), then Jupyter Book builds from that cache.
+CACHED_CONFIG := .config_cached.yml
 book: $(STAMP)
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/python site/execute_notebooks.py --fresh
+	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > $(CACHED_CONFIG)
+	@# --all: every page is written again from the new outputs (Sphinx would keep the pages
+	@# of notebooks whose source did not change)
+	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) --all -W -n --keep-going
 	@echo
 	@echo "The site is in _build/html: open file://$(CURDIR)/_build/html/index.html"
 	@echo "or serve it: $(BIN)/python -m http.server -d _build/html 8000"
@@ -60,8 +67,9 @@ book: $(STAMP)
 # Caveat: an edit to src/posenc does NOT re-run the notebooks; use `make book` for that.
 book-cached: $(STAMP)
 	@# beside _config.yml, because paths in it (local_extensions) are relative to it
-	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > .config_cached.yml
-	$(BIN)/jupyter-book build . --config .config_cached.yml -W -n --keep-going
+	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > $(CACHED_CONFIG)
+	$(BIN)/python site/execute_notebooks.py
+	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) -W -n --keep-going
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks book site
@@ -95,7 +103,12 @@ browser: $(STAMP) chromium
 local: $(STAMP) chromium
 	$(BIN)/python -m pytest tests/local -q
 
-test: lint unit notebooks book browser local
+# Stages that do not need each other run two at a time (the machine's two cores): the unit
+# tests beside nbval, then -- after the -W build -- the browser suite beside the local path.
+test: lint
+	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j2 --output-sync=target unit notebooks
+	$(MAKE) --no-print-directory -o $(STAMP) book
+	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j2 --output-sync=target browser local
 
 # Opens JupyterLab on book/. As root (e.g. in a container) it adds --allow-root. In a git clone
 # it also turns on the notebook filter in .gitattributes, so outputs and saved widget state

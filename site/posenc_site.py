@@ -27,22 +27,27 @@ import json
 import re
 from pathlib import Path
 
+from posenc.course.figures.frame_contract import (
+    FRAME_CLASS,
+    FRAME_SRC_ATTR,
+    FRAMES_DIR,
+    MODEL_PREFIX,
+    STATE_MIME,
+    VIEW_MIME,
+)
+
 # the theme writes this tag from a template macro, not through app.add_js_file
 _FONTAWESOME_JS = re.compile(
     r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>')
-_STATE = re.compile(
-    r'(<script type="application/vnd\.jupyter\.widget-state\+json">)(.*?)(</script>)', re.S)
-_VIEW = re.compile(r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>',
-                   re.S)
+_STATE = re.compile(rf'(<script type="{re.escape(STATE_MIME)}">)(.*?)(</script>)', re.S)
+_VIEW = re.compile(rf'<script type="{re.escape(VIEW_MIME)}">(.*?)</script>', re.S)
 _DATA_URI = re.compile(r'src="data:image/(png|webp);base64,([A-Za-z0-9+/=]+)"')
 _OUTPUT_IMG = re.compile(r'<img (alt="[^"]*_images/[^"]*" src="[^"]*_images/[^"]*")')
-_DATA_SRC = re.compile(r'data-src=\\?"posenc-frames/([0-9a-f]+\.(?:png|webp))\\?"')
-
-#: The folder, beside each page, that holds its frames.
-FRAMES_DIR = "posenc-frames"
+_DATA_SRC = re.compile(
+    rf'{FRAME_SRC_ATTR}=\\?"{FRAMES_DIR}/([0-9a-f]+\.(?:png|webp))\\?"')
 #: A slider figure whose frames together are at most this many bytes stays inline.
 INLINE_FIGURE_BYTES = 40_000
-_PREFIX = "IPY_MODEL_"
+_PREFIX = MODEL_PREFIX
 
 
 def _is_unused(asset) -> bool:
@@ -75,7 +80,7 @@ def figure_frames(state: dict, root: str) -> list[tuple[str, bool]]:
             return
         name, st = model.get("model_name"), model.get("state", {})
         if name == "HTMLModel":
-            if "posenc-frame" in (st.get("value") or ""):
+            if FRAME_CLASS in (st.get("value") or ""):
                 out.append((model_id, shown))
             return
         for i, child in enumerate(st.get("children") or []):
@@ -108,13 +113,13 @@ def extract_frames(html: str, frames_dir: Path, inline_bytes: int = INLINE_FIGUR
             frames_dir.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         used.add(name)
-        return f'data-src="{FRAMES_DIR}/{name}"'
+        return f'{FRAME_SRC_ATTR}="{FRAMES_DIR}/{name}"'
 
     for root in roots:
         frames = figure_frames(state, root)
         total = sum(len(state[mid]["state"]["value"]) * 3 // 4 for mid, _ in frames)
         on_demand = total > inline_bytes or any(
-            "data-src=" in state[mid]["state"]["value"] for mid, _ in frames)
+            f"{FRAME_SRC_ATTR}=" in state[mid]["state"]["value"] for mid, _ in frames)
         for mid, shown in frames:
             value = state[mid]["state"]["value"]
             if on_demand:

@@ -113,10 +113,32 @@ JS_SLIDERS = """
 
 # Resolves with ms from the keydown to the first animation frame at which the new
 # figure is in the DOM, visible and decoded.
-# Every frame built and decoded (posenc-widgets.js marks the page "warm"), or no widgets.
+# The widgets are built and their prefetch (posenc-widgets.js) has nothing left to do for
+# now -- or the page has no widgets. Under the prefetch policy that is not every frame:
+# only those near what the figures in or near the viewport show.
 JS_WIDGETS_SETTLED = """
 () => !document.querySelector('script[type="application/vnd.jupyter.widget-state+json"]')
-      || document.documentElement.dataset.posencWidgets === 'warm'
+      || (document.documentElement.dataset.posencWidgets === 'warm'
+          && ['idle', 'off'].includes(document.documentElement.dataset.posencPrefetch))
+"""
+
+# Widget `root` is in or near the viewport and has prefetched what the policy wants for it.
+JS_FIGURE_PREFETCHED = """
+(root) => root.hasAttribute('data-posenc-near') && root.dataset.posencPrefetch === 'idle'
+"""
+
+# The self-check questions (jupyterquiz) are drawn by their own script, after a timeout.
+JS_QUIZZES_DRAWN = """
+() => [...document.querySelectorAll('div[data-shufflequestions]')]
+      .every(d => d.querySelector('.Quiz'))
+"""
+
+# The frame shown by widget `root` differs from `before` (an alt text) and is decoded.
+JS_FRAME_CHANGED = """
+([root, before]) => {
+  const img = [...root.querySelectorAll('.posenc-stack img')].find(i => i.offsetParent !== null);
+  return img && img.alt !== before && img.complete && img.naturalWidth > 0;
+}
 """
 
 JS_ARM_LATENCY = """
@@ -174,8 +196,10 @@ JS_LAZY_IMAGES_DONE = """
 () => [...document.querySelectorAll('img[loading]')].every(i => i.complete)
 """
 
+# every image the page has asked for (a slider frame not yet wanted has only a data-src)
 JS_IMAGES = """
-() => [...document.images].map(i => ({src: i.currentSrc.slice(0, 120), complete: i.complete,
+() => [...document.images].filter(i => !(i.dataset.src && !i.getAttribute('src')))
+  .map(i => ({src: i.currentSrc.slice(0, 120), complete: i.complete,
                                       width: i.naturalWidth, height: i.naturalHeight}))
 """
 
@@ -194,3 +218,59 @@ JS_FIGURE_BACKGROUNDS = """
                                   px(c.width - 2, c.height - 2)]};
   })
 """
+
+
+# Prefetch policy ------------------------------------------------------------------------
+
+#: Makes the page believe the reader asked to save data (as Chrome's Lite mode does).
+JS_SAVE_DATA = """
+Object.defineProperty(navigator, 'connection', {
+  configurable: true, get: () => ({saveData: true, effectiveType: '4g'})});
+"""
+
+
+def transfer_log(context, page) -> dict[str, int]:
+    """Start recording each response's bytes on the wire (CDP ``encodedDataLength``, i.e.
+    gzip-6 bytes from :func:`serve`); returns the live ``{url: bytes}`` dict (a URL fetched
+    twice counts twice, under ``url#2``)."""
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    urls: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+
+    def sent(e):
+        urls[e["requestId"]] = e["request"]["url"]
+
+    def done(e):
+        url = urls.get(e["requestId"], e["requestId"])
+        key, n = url, 1
+        while key in sizes:
+            n += 1
+            key = f"{url}#{n}"
+        sizes[key] = int(e["encodedDataLength"])
+
+    cdp.on("Network.requestWillBeSent", sent)
+    cdp.on("Network.loadingFinished", done)
+    return sizes
+
+
+def idle_scroll(page, seconds: float = 10.0, steps: int = 40) -> None:
+    """A reader who scrolls from the top to the bottom of the page in ``seconds``, touching
+    nothing (wheel events, as a reader's mouse or trackpad sends)."""
+    height = page.evaluate("document.documentElement.scrollHeight - innerHeight")
+    for _ in range(steps):
+        page.mouse.wheel(0, height / steps)
+        page.wait_for_timeout(1000 * seconds / steps)  # the reader's pace, not a wait for the page
+
+
+def idle_scroll_transfers(browser, base: str, path: str, seconds: float = 10.0) -> dict[str, int]:
+    """``{url: bytes on the wire}`` for a visit of ``path`` by a reader who scrolls through
+    it in ``seconds`` touching nothing, until the prefetch is idle (see :func:`transfer_log`)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    sizes = transfer_log(context, page)
+    page.goto(f"{base}/{path}", wait_until="load")
+    idle_scroll(page, seconds=seconds)
+    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+    context.close()
+    return dict(sizes)

@@ -27,7 +27,7 @@ def test_one_frame_per_combination_with_matching_alt_text():
     assert len(frames) == 6
     alts = [re.search(r'alt="([^"]*)"', f.value).group(1) for f in frames]
     assert alts == [f"demo: a={a}, b={b}" for a in (1, 2, 3) for b in (10, 20)]
-    assert all('src="data:image/png;base64,' in f.value for f in frames)
+    assert all(re.search(r'src="data:image/(png|webp);base64,', f.value) for f in frames)
     # distinct pictures for distinct values
     assert len({f.value.split("base64,")[1][:2000] + f.value[-3000:] for f in frames}) == 6
 
@@ -76,6 +76,21 @@ def test_bad_input():
         slider_figure(draw, {"a": range(20), "b": range(20)}, title="t")
     with pytest.raises(ValueError, match="unknown slider"):
         slider_figure(draw, {"a": [1, 2]}, title="t", initial={"c": 1})
+    with pytest.raises(ValueError, match="fmt must be"):
+        slider_figure(draw, {"a": [1, 2]}, title="t", fmt="gif")
+
+
+def test_auto_format_is_the_smaller_of_png_and_webp_for_the_figure():
+    sizes = {}
+    for fmt in ("png", "webp"):
+        box = slider_figure(draw, {"a": [1, 1000000]}, title="w", fmt=fmt)
+        sizes[fmt] = [len(base64.b64decode(re.search(r"base64,([^\"]+)", f.value).group(1)))
+                      for f in frames_of(box.children[1])]
+    auto = slider_figure(draw, {"a": [1, 1000000]}, title="w")
+    chosen = "webp" if sizes["webp"][0] < sizes["png"][0] else "png"
+    for frame, size in zip(frames_of(auto.children[1]), sizes[chosen], strict=True):
+        assert f"data:image/{chosen};base64," in frame.value
+        assert len(base64.b64decode(re.search(r"base64,([^\"]+)", frame.value).group(1))) == size
 
 
 def test_webp_frames_and_one_size_for_every_frame():

@@ -63,7 +63,7 @@
     store.on(fromId, fromKey, function (v) { store.set(toId, toKey, v); });
   };
 
-  var BOXES = { VBoxModel: "column", BoxModel: "column", HBoxModel: "row" };
+  var BOXES = { "VBoxModel": "column", "BoxModel": "column", "HBoxModel": "row" };
 
   function render(store, id, path, figure) {
     path = path || [];
@@ -129,15 +129,28 @@
    * data-src (site/posenc_site.py moved its bytes into a file); in Jupyter all are
    * inline. A Stack switches to a branch only once the frame it would show has
    * loaded: until then the previous frame stays, under a visible loading state.
-   * After the page has loaded, idle time builds every frame and prefetches them,
-   * nearest to the current slider values first. */
+   *
+   * Prefetch respects the reader: after the page has loaded, only figures in or near
+   * the viewport (an IntersectionObserver) prefetch, nearest values first, and only
+   * frames one slider away from the values shown, at most PREFETCH_STEPS steps, until
+   * the reader touches that slider (then its whole range). Nothing is prefetched when
+   * the browser asks to save data (Save-Data, or a 2g/3g connection). A file is
+   * requested once: frames shared between figures reuse the first request. */
   var ROOT_PREFETCH = [];
-  var MAX_PARALLEL = 4, inFlight = 0;
+  var MAX_PARALLEL = 4, inFlight = 0, PREFETCH_STEPS = 2;
+  var requested = {};  // data-src -> true once some <img> has asked for it
+
+  function saveData() {
+    var c = navigator.connection || navigator.mozConnection || navigator.webkitConnection;
+    if (!c) return false;
+    return !!c.saveData || /(^|-)(2g|3g)$/.test(c.effectiveType || "");
+  }
 
   function load(img, done) {
     /* Fetch img's frame (once); done(ok) when it is usable or has failed for good. */
     if (img.dataset.src && !img.getAttribute("src")) {
       img.dataset.tries = "0";
+      requested[img.dataset.src] = true;
       img.setAttribute("src", img.dataset.src);
     }
     if (img.complete && img.naturalWidth > 0) { if (done) done(true); return; }
@@ -194,43 +207,61 @@
     }
   }
 
-  var warmQueue = [];
+  var warmQueue = [], warm = false;
   function warmUp(deadline) {
     while (warmQueue.length && (!deadline || deadline.timeRemaining() > 2)) warmQueue.shift()();
-    if (warmQueue.length) idle(warmUp);
-    else prefetchNext();
+    if (warmQueue.length) { idle(warmUp); return; }
+    warm = true;
+    document.documentElement.setAttribute("data-posenc-widgets", "warm");
+    prefetchNext();
   }
   function idle(fn) {
     if (window.requestIdleCallback) window.requestIdleCallback(fn, { timeout: 500 });
     else window.setTimeout(fn, 30);
   }
 
-  /* Prefetch: every frame of every figure, nearest to its figure's current values first. */
-  var pending = [], prefetching = false;
-  function prefetchNext() {
-    prefetching = true;
-    if (!pending.length) {
-      pending = [];
-      ROOT_PREFETCH.forEach(function (fig) { pending = pending.concat(fig.remaining()); });
-      pending.sort(function (a, b) { return a.distance - b.distance; });
+  /* The page's prefetch state, for tests and benchmarks: data-posenc-prefetch is
+   * "busy" while frames are wanted or in flight, "idle" when the policy wants no more
+   * (each figure's root says the same for itself, and carries data-posenc-near while it
+   * is in or near the viewport), "off" when the reader saves data. */
+  function mark(node, state) {
+    if (node.getAttribute("data-posenc-prefetch") !== state) {
+      node.setAttribute("data-posenc-prefetch", state);
     }
+  }
+
+  var scheduled = false;
+  function schedule() {
+    if (!warm || scheduled) return;
+    scheduled = true;
+    idle(function () { scheduled = false; prefetchNext(); });
+  }
+
+  function prefetchNext() {
+    if (saveData()) { mark(document.documentElement, "off"); return; }
+    var pending = [];
+    ROOT_PREFETCH.forEach(function (fig) {
+      var jobs = fig.near ? fig.remaining() : [];
+      if (fig.root) mark(fig.root, jobs.length || fig.inFlight ? "busy" : "idle");
+      pending = pending.concat(jobs);
+    });
+    pending.sort(function (a, b) { return a.distance - b.distance; });
     while (inFlight < MAX_PARALLEL && pending.length) {
       var job = pending.shift();
-      if (job.img.complete && job.img.naturalWidth > 0) continue;
+      var img = job.img;
+      if (img.getAttribute("src")) continue;  // asked for already (a shared frame, say)
       inFlight++;
-      load(job.img, function (img, near) {
+      job.figure.inFlight++;
+      load(img, function (img, fig) {
         return function (ok) {
           inFlight--;
-          if (ok && near && img.decode) img.decode().catch(function () {});
-          idle(prefetchNext);
+          fig.inFlight--;
+          if (ok && img.decode) img.decode().catch(function () {});
+          schedule();
         };
-      }(job.img, job.distance <= 1));
+      }(img, job.figure));
     }
-    if (!pending.length && inFlight === 0) {
-      var left = 0;
-      ROOT_PREFETCH.forEach(function (fig) { left += fig.remaining().length; });
-      if (!left) document.documentElement.setAttribute("data-posenc-widgets", "warm");
-    }
+    mark(document.documentElement, pending.length || inFlight ? "busy" : "idle");
   }
 
   function ready(img) { return img.complete && img.naturalWidth > 0; }
@@ -275,7 +306,10 @@
       });
     }
     show(s.selected_index);
-    store.on(id, "selected_index", function (i) { show(i); if (figure) figure.moved(); });
+    store.on(id, "selected_index", function (i) {
+      show(i);
+      if (figure) figure.moved(path.length);
+    });
     kids.forEach(function (_, i) { warmQueue.push(function () { build(i); }); });
     return div;
   }
@@ -285,22 +319,55 @@
     this.store = store;
     this.levels = [];
     this.frames = [];
+    this.touched = {};
+    this.near = !window.IntersectionObserver;  // without the observer: every figure
+    this.inFlight = 0;
+    this.root = null;
   }
   Figure.prototype.remaining = function () {
-    var store = this.store;
+    /* Frames the policy wants now: one slider away from the values shown (at most
+     * PREFETCH_STEPS steps on a slider not touched yet), not yet asked for. */
+    var store = this.store, touched = this.touched;
     var now = this.levels.map(function (id) { return store.get(id, "selected_index") || 0; });
-    return this.frames.filter(function (f) {
-      return !ready(f.img) && !f.img.dataset.failed;
-    }).map(function (f) {
-      var d = 0;
-      f.path.forEach(function (i, k) { d += Math.abs(i - (now[k] || 0)); });
-      return { img: f.img, distance: d };
-    });
+    var out = [];
+    this.frames.forEach(function (f) {
+      if (f.img.getAttribute("src") || f.img.dataset.failed || !f.img.dataset.src) return;
+      if (requested[f.img.dataset.src]) return;  // a frame another figure shares: fetched once
+      var moved = 0, distance = 0, far = false;
+      f.path.forEach(function (i, k) {
+        var d = Math.abs(i - (now[k] || 0));
+        if (!d) return;
+        moved++;
+        distance += d;
+        if (d > PREFETCH_STEPS && !touched[k]) far = true;
+      });
+      if (moved <= 1 && !far) out.push({ img: f.img, distance: distance, figure: this });
+    }, this);
+    return out;
   };
-  Figure.prototype.moved = function () {
-    pending = [];  // re-sort by the new values on the next prefetch step
-    if (prefetching) idle(prefetchNext);
+  Figure.prototype.moved = function (level) {
+    this.touched[level] = true;
+    schedule();  // re-sort by the new values
   };
+
+  function watch(figures) {
+    if (!window.IntersectionObserver) return;
+    var byRoot = new Map();
+    figures.forEach(function (f) { byRoot.set(f.root, f); });
+    // "near": within one viewport height above or below what the reader sees
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        var f = byRoot.get(e.target);
+        if (!f) return;
+        // busy until the next prefetch step has looked at it
+        if (e.isIntersecting && !f.near && !saveData()) mark(f.root, "busy");
+        f.near = e.isIntersecting;
+        f.root.toggleAttribute("data-posenc-near", f.near);
+      });
+      schedule();
+    }, { rootMargin: "100% 0px 100% 0px" });
+    figures.forEach(function (f) { observer.observe(f.root); });
+  }
 
   function el(tag, cls) {
     var e = document.createElement(tag);
@@ -373,8 +440,93 @@
     }
   }
 
+  /* A figure opens full-screen at its full resolution on click or tap: a modal <dialog>
+   * over the page, the image at 1 CSS px per 2 image px (its text at the size it was drawn
+   * for) or wider, scrolling sideways on a phone; pinch-zoom is the browser's own. A tap
+   * on the image switches to fit-the-screen and back. Escape, the close button or the
+   * browser's back closes it (opening pushes a history entry, so "back" does not leave
+   * the page). */
+  var FIGURES = "img.posenc-frame, .cell_output img";
+  function openFigure(img) {
+    var dialog = el("dialog", "posenc-lightbox");
+    dialog.setAttribute("aria-label", "Figure, full size: " + (img.alt || ""));
+    var close = el("button", "posenc-lightbox-close");
+    close.type = "button";
+    close.textContent = "×";
+    close.setAttribute("aria-label", "Close the full-size figure");
+    var scroller = el("div", "posenc-lightbox-scroll");
+    var big = document.createElement("img");
+    big.src = img.currentSrc || img.src;
+    big.alt = img.alt || "";
+    big.className = "posenc-lightbox-img";
+    var natural = (img.naturalWidth || img.width * 2) / 2;
+    big.style.width = Math.max(natural, 0) + "px";
+    big.addEventListener("click", function () { dialog.classList.toggle("posenc-fit"); });
+    scroller.appendChild(big);
+    dialog.appendChild(close);
+    dialog.appendChild(scroller);
+    document.body.appendChild(dialog);
+    var pushed = false;
+    function onPop() { if (dialog.open) { pushed = false; dialog.close(); } }
+    dialog.addEventListener("close", function () {
+      window.removeEventListener("popstate", onPop);
+      dialog.remove();
+      if (pushed) history.back();
+      img.focus && img.focus();
+    });
+    close.addEventListener("click", function () { dialog.close(); });
+    dialog.addEventListener("click", function (e) { if (e.target === dialog) dialog.close(); });
+    try {
+      history.pushState({ posencFigure: true }, "");
+      pushed = true;
+      window.addEventListener("popstate", onPop);
+    } catch (err) { /* a file: URL may refuse: Escape and the button still close */ }
+    dialog.showModal();
+    document.documentElement.setAttribute("data-posenc-figure", "open");
+    dialog.addEventListener("close", function () {
+      document.documentElement.removeAttribute("data-posenc-figure");
+    });
+  }
+  function figuresOpenFullScreen() {
+    document.addEventListener("click", function (e) {
+      var img = e.target.closest ? e.target.closest(FIGURES) : null;
+      if (!img || !img.getAttribute("src") || !window.HTMLDialogElement) return;
+      if (img.closest(".posenc-lightbox")) return;
+      openFigure(img);
+    });
+  }
+
+  /* The theme's "Back to top" button floats over the page: hide it while it would cover
+   * a figure. */
+  function backToTopNeverOverAFigure() {
+    var button = document.getElementById("pst-back-to-top");
+    if (!button) return;
+    var pending = false;
+    function check() {
+      pending = false;
+      button.classList.remove("posenc-over-figure");
+      var b = button.getBoundingClientRect();
+      if (!b.width) return;
+      var over = Array.prototype.some.call(
+        document.querySelectorAll(".posenc-widget, .cell_output img"), function (f) {
+          var r = f.getBoundingClientRect();
+          return r.left < b.right && r.right > b.left && r.top < b.bottom && r.bottom > b.top;
+        });
+      button.classList.toggle("posenc-over-figure", over);
+    }
+    function later() { if (!pending) { pending = true; window.requestAnimationFrame(check); } }
+    window.addEventListener("scroll", later, { passive: true });
+    window.addEventListener("resize", later);
+    if (window.MutationObserver) {  // the theme shows it by changing its style
+      new MutationObserver(later).observe(button, { attributes: true });
+    }
+    later();
+  }
+
   function main() {
     fixLandmarks();
+    figuresOpenFullScreen();
+    backToTopNeverOverAFigure();
     wrapCode();
     var stateTag = document.querySelector('script[type="' + STATE_TYPE + '"]');
     if (!stateTag) return;
@@ -384,6 +536,7 @@
       var view = JSON.parse(tag.textContent);
       var root = el("div", "posenc-widget");
       var figure = new Figure(store);
+      figure.root = root;
       ROOT_PREFETCH.push(figure);
       root.appendChild(render(store, view.model_id, [], figure));
       var status = el("p", "posenc-status");
@@ -392,6 +545,7 @@
       tag.parentNode.replaceChild(root, tag);
     });
     document.documentElement.setAttribute("data-posenc-widgets", "ready");
+    watch(ROOT_PREFETCH);
     // prefetch after the page itself has loaded, in idle time
     if (document.readyState === "complete") idle(warmUp);
     else window.addEventListener("load", function () { idle(warmUp); });

@@ -13,16 +13,22 @@ import yaml
 from sitecheck import (
     JS_ARM_LATENCY,
     JS_FIGURE_BACKGROUNDS,
+    JS_FIGURE_PREFETCHED,
+    JS_FRAME_CHANGED,
     JS_IMAGES,
     JS_LAZY_IMAGES_DONE,
     JS_LOAD_LAZY_IMAGES,
     JS_MATH_STATE,
+    JS_QUIZZES_DRAWN,
+    JS_SAVE_DATA,
     JS_SLIDERS,
     JS_VISIBLE_FRAME,
     JS_WIDGETS_SETTLED,
     ROOT,
     SITE,
     content_pages,
+    idle_scroll,
+    idle_scroll_transfers,
 )
 
 # Console messages Jupyter Book itself emits that the course cannot fix. Each entry:
@@ -59,7 +65,7 @@ def test_page_loads_cleanly_and_stays_on_its_origin(visit, base_url, page_path):
 
 def test_images_load_and_math_is_typeset(visit, page_path):
     v = visit(page_path)
-    # as a reader scrolls through: lazy figures load, and every slider frame is prefetched
+    # as a reader scrolls through: lazy figures load, and the frames prefetched load
     v.page.evaluate(JS_LOAD_LAZY_IMAGES)
     v.page.wait_for_function(JS_LAZY_IMAGES_DONE, timeout=30000)
     v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
@@ -77,7 +83,7 @@ def test_every_slider_moves_its_figure_to_the_value_it_shows(visit, page_path):
     sliders = page.evaluate(JS_SLIDERS)
     if not sliders:
         pytest.skip("no sliders on this page")
-    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)  # every frame fetched
+    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
     widgets = page.locator(".posenc-widget")
     for s in sliders:
         root = widgets.nth(s["widget"])
@@ -85,7 +91,9 @@ def test_every_slider_moves_its_figure_to_the_value_it_shows(visit, page_path):
         assert before and before["complete"] and before["width"] > 0
         key = "ArrowLeft" if s["value"] == s["max"] else "ArrowRight"
         page.locator(".posenc-widget input[type=range]").nth(s["index"]).press(key)
-        page.wait_for_timeout(30)
+        # fetched on demand where the prefetch policy did not want it
+        page.wait_for_function(JS_FRAME_CHANGED, arg=[root.element_handle(), before["alt"]],
+                               timeout=15000)
         after = root.evaluate(JS_VISIBLE_FRAME)
         moved = page.evaluate(JS_SLIDERS)[s["index"]]
         assert moved["value"] != s["value"] and moved["readout"] != s["readout"]
@@ -102,11 +110,17 @@ def test_slider_response_is_fast(visit, page_path):
     sliders = v.page.evaluate(JS_SLIDERS)
     if not sliders:
         pytest.skip("no sliders on this page")
-    v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)  # as a reader finds it
+    v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+    widgets = v.page.locator(".posenc-widget")
     typical = {}
     for s in sliders:
         presses = []
+        # as a reader finds it: in view, and its prefetch (+-2 steps of each slider) done
+        root = widgets.nth(s["widget"])
+        root.scroll_into_view_if_needed()
         for _ in range(3):  # the median of three presses, so one scheduler hiccup is not a verdict
+            v.page.wait_for_function(JS_FIGURE_PREFETCHED, arg=root.element_handle(),
+                                     timeout=30000)
             now = v.page.evaluate(JS_SLIDERS)[s["index"]]
             v.page.evaluate(JS_ARM_LATENCY, s["index"])
             key = "ArrowLeft" if now["value"] == now["max"] else "ArrowRight"
@@ -145,8 +159,7 @@ def test_exercises_hide_their_solutions(visit, page_path):
         body = solution.locator("section").first
         assert not body.is_visible(), f"solution {i} is visible before it is clicked"
         solution.locator("button.toggle-button").click()
-        v.page.wait_for_timeout(250)
-        assert body.is_visible(), f"clicking solution {i} does not reveal it"
+        body.wait_for(state="visible", timeout=5000)  # raises if clicking does not reveal it
 
 
 def test_search_works_offline(visit, base_url):
@@ -212,8 +225,73 @@ def test_frames_are_files_fetched_after_load(visit):
     assert early == 0, "frames were fetched before the page had loaded"
     v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)  # prefetched in idle time
     frames = v.page.evaluate("""() => [...document.querySelectorAll('img.posenc-frame')]
-        .map(i => i.complete && i.naturalWidth > 0)""")
-    assert len(frames) > 100 and all(frames)
+        .filter(i => i.getAttribute('src')).map(i => i.complete && i.naturalWidth > 0)""")
+    assert frames and all(frames)
+
+
+# Prefetch that respects the reader --------------------------------------------------------
+
+IDLE_SCROLL_BUDGET = 2_000_000  # bytes on the wire (gzip-6 text) after 10 s of scrolling
+
+
+def _pages_with_sliders():
+    return [p for p in content_pages()
+            if "application/vnd.jupyter.widget-view+json" in (SITE / p).read_text("utf-8")]
+
+
+@pytest.mark.parametrize("path", _pages_with_sliders(), ids=lambda p: p.split("/")[-1])
+def test_idle_scroll_downloads_at_most_2_mb_and_no_file_twice(browser, base_url, path):
+    sizes = idle_scroll_transfers(browser, base_url, path, seconds=10)
+    total = sum(sizes.values())
+    twice = [u for u in sizes if "#" in u.rsplit("/", 1)[-1]]
+    assert total <= IDLE_SCROLL_BUDGET, f"{total / 1e6:.2f} MB after 10 s of scrolling"
+    assert twice == [], f"fetched more than once: {twice}"
+
+
+def test_prefetch_only_for_figures_near_the_viewport(visit):
+    v = visit(ON_DEMAND_PAGE)
+    v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+    assert v.page.evaluate("""() => [...document.querySelectorAll('.posenc-widget img')]
+        .filter(i => i.dataset.src && i.getAttribute('src')).length""") == 0, \
+        "frames prefetched for figures out of view"
+    v.page.evaluate("""() => window.scrollTo(0, document.querySelector('.posenc-widget')
+        .getBoundingClientRect().top + scrollY - 100)""")  # the reader reaches the first one
+    v.page.wait_for_function(JS_FIGURE_PREFETCHED, arg=v.page.query_selector(".posenc-widget"),
+                             timeout=30000)
+    v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+    figures = v.page.evaluate("""() => [...document.querySelectorAll('.posenc-widget')].map(w => {
+        const r = w.getBoundingClientRect();
+        return {top: r.top, bottom: r.bottom, height: innerHeight,
+                asked: [...w.querySelectorAll('img[data-src]')]
+                         .filter(i => i.getAttribute('src')).length,
+                frames: w.querySelectorAll('img[data-src]').length}; })""")
+    near = [f for f in figures if f["top"] < 2 * f["height"] and f["bottom"] > -f["height"]]
+    far = [f for f in figures if f not in near]
+    assert far and all(f["asked"] == 0 for f in far), figures
+    assert any(f["asked"] for f in near), figures
+    # a bounded number: one slider at a time, at most 2 steps either way
+    assert all(f["asked"] <= 4 * 3 for f in near), figures
+
+
+def test_save_data_means_no_prefetch_but_frames_on_demand(browser, base_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(JS_SAVE_DATA)
+    page = context.new_page()
+    frames = []
+    page.on("request", lambda r: "/posenc-frames/" in r.url and frames.append(r.url))
+    page.goto(f"{base_url}/{ON_DEMAND_PAGE}", wait_until="load")
+    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=30000)
+    idle_scroll(page, seconds=2)
+    assert page.evaluate("document.documentElement.dataset.posencPrefetch") == "off"
+    assert frames == []
+    # a slider the reader moves still gets its frame
+    root = page.locator(".posenc-widget").first
+    before = root.evaluate(JS_VISIBLE_FRAME)
+    page.locator(".posenc-widget input[type=range]").first.press("ArrowRight")
+    page.wait_for_function(JS_FRAME_CHANGED, arg=[root.element_handle(), before["alt"]],
+                           timeout=15000)
+    assert len(frames) == 1
+    context.close()
 
 
 def test_slider_moved_before_its_frame_arrived_shows_loading_then_the_frame(browser, base_url):
@@ -232,7 +310,7 @@ def test_slider_moved_before_its_frame_arrived_shows_loading_then_the_frame(brow
     root = page.locator(".posenc-widget").first
     before = root.evaluate(JS_VISIBLE_FRAME)
     page.locator(".posenc-widget input[type=range]").first.press("ArrowRight")
-    page.wait_for_timeout(200)
+    page.wait_for_function("el => el.dataset.loading", arg=root.element_handle(), timeout=5000)
     during = root.evaluate(JS_VISIBLE_FRAME)
     assert during["alt"] == before["alt"] and during["complete"] and during["width"] > 0
     assert root.get_attribute("data-loading") and root.get_attribute("aria-busy") == "true"
@@ -274,7 +352,7 @@ def test_no_serious_or_critical_accessibility_violations(visit, page_path, schem
 
     v = visit(page_path, color_scheme=scheme)
     assert v.page.evaluate("document.documentElement.dataset.theme") == scheme
-    v.page.wait_for_timeout(800)  # the self-check questions render after a short timeout
+    v.page.wait_for_function(JS_QUIZZES_DRAWN, timeout=10000)  # drawn after a timeout
     violations = Axe().run(v.page).response["violations"]
     serious = [(x["id"], x["impact"], [n["target"] for n in x["nodes"][:3]])
                for x in violations if x["impact"] in ("serious", "critical")]
@@ -338,3 +416,88 @@ def test_self_check_questions_answer_and_stay_readable(visit, base_url, page_pat
     foreign = [u for u in v.requests
                if not u.startswith(base_url) and not u.startswith(("data:", "blob:"))]
     assert foreign == []
+
+
+# Phones ---------------------------------------------------------------------------------
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3,
+         "is_mobile": True, "has_touch": True}
+
+
+@pytest.fixture
+def phone(browser, base_url):
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    page.goto(f"{base_url}/{ON_DEMAND_PAGE}", wait_until="load")
+    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+    yield page
+    context.close()
+
+
+def test_phone_no_sideways_scroll_and_slider_handles_of_24_px(phone):
+    assert phone.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    heights = phone.evaluate("""() => [...document.querySelectorAll('.posenc-widget input')]
+        .map(i => i.getBoundingClientRect().height)""")
+    assert heights and min(heights) >= 24, heights
+    thumbs = phone.evaluate("""() => [...document.styleSheets].flatMap(s => {
+        try { return [...s.cssRules]; } catch (e) { return []; } })
+      .filter(r => r.selectorText && r.selectorText.includes('.posenc-slider')
+                   && r.selectorText.includes('::-webkit-slider-thumb'))
+      .map(r => [parseFloat(r.style.width), parseFloat(r.style.height)])""")
+    assert thumbs and all(w >= 24 and h >= 24 for w, h in thumbs), thumbs
+
+
+def test_phone_a_slider_moved_by_touch_changes_its_frame(phone):
+    root = phone.locator(".posenc-widget").first
+    root.scroll_into_view_if_needed()
+    before = root.evaluate(JS_VISIBLE_FRAME)
+    slider = phone.locator(".posenc-widget input[type=range]").first
+    box = slider.bounding_box()
+    value, top = int(slider.input_value()), int(slider.get_attribute("max"))
+    target = 0 if value > top / 2 else top  # a tap at the far end of the track
+    x = box["x"] + (8 if target == 0 else box["width"] - 8)
+    phone.touchscreen.tap(x, box["y"] + box["height"] / 2)
+    phone.wait_for_function(JS_FRAME_CHANGED, arg=[root.element_handle(), before["alt"]],
+                            timeout=15000)
+    assert int(slider.input_value()) != value
+
+
+def test_phone_a_figure_opens_full_screen_and_closes(phone):
+    frame = phone.locator("img.posenc-frame").first
+    frame.scroll_into_view_if_needed()
+    natural = frame.evaluate("i => i.naturalWidth")
+    for close in ("Escape", "back"):
+        frame.tap()
+        dialog = phone.locator("dialog.posenc-lightbox")
+        dialog.wait_for(state="visible", timeout=5000)
+        big = dialog.locator("img")
+        shown = big.evaluate("i => ({natural: i.naturalWidth, width: i.clientWidth})")
+        # full resolution: every pixel of the frame, drawn at the size its text was made for
+        assert shown["natural"] == natural and shown["width"] >= natural / 2 - 1, shown
+        assert phone.evaluate("document.documentElement.scrollWidth <= innerWidth")
+        url = phone.url
+        if close == "Escape":
+            phone.keyboard.press("Escape")
+        else:
+            phone.go_back()
+        dialog.wait_for(state="detached", timeout=5000)
+        assert phone.url == url  # "back" closed the figure, it did not leave the page
+
+
+def test_phone_back_to_top_never_covers_a_figure(phone):
+    height = phone.evaluate("document.documentElement.scrollHeight")
+    for y in range(0, height, 400):
+        phone.evaluate(f"window.scrollTo(0, {y})")
+        phone.wait_for_function("() => new Promise(r => requestAnimationFrame(() => "
+                                "requestAnimationFrame(() => r(true))))")
+        overlap = phone.evaluate("""() => {
+          const b = document.getElementById('pst-back-to-top');
+          const style = b && getComputedStyle(b);
+          if (!b || style.visibility === 'hidden' || style.display === 'none') return null;
+          const r = b.getBoundingClientRect();
+          if (!r.width) return null;
+          return [...document.querySelectorAll('.posenc-widget, .cell_output img')].some(f => {
+            const q = f.getBoundingClientRect();
+            return q.left < r.right && q.right > r.left && q.top < r.bottom && q.bottom > r.top; });
+        }""")
+        assert not overlap, f"'Back to top' covers a figure at scrollY={y}"

@@ -13,7 +13,8 @@ reads); the browser tests read it to check that the figure matches the slider.
 
 Frames are drawn :data:`~posenc.course.figures.style.FIGURE_WIDTH` inches wide at
 :data:`~posenc.course.figures.style.FRAME_DPI` (2 device px per CSS px when the figure
-fills the site's text column) as lossless WebP of a 256-colour palette image.
+fills the site's text column) as a 256-colour palette image, stored losslessly as WebP
+or PNG, whichever is smaller for the figure (WebP on every figure of the course so far).
 In Jupyter every frame is inline (``data:`` URIs), so a notebook works anywhere;
 the site's build (``site/posenc_site.py``) moves all but the first frame of each
 figure into content-hashed files that the page fetches on demand.
@@ -40,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.transforms import Bbox
 
+from .frame_contract import FRAME_CLASS
 from .style import COURSE_RC, CSS_PX_PER_INCH, FIGURE_WIDTH, FRAME_DPI, figure_bytes, tight_bbox
 
 __all__ = ["slider_figure", "format_value", "log_steps"]
@@ -75,16 +77,19 @@ def log_steps(low: float, high: float, per_decade: int = 1) -> list[float]:
 def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str,
                   initial: Mapping[str, object] | None = None,
                   figsize: tuple[float, float] = (FIGURE_WIDTH, 3.2),
-                  dpi: float = FRAME_DPI, fmt: str = "png",
+                  dpi: float = FRAME_DPI, fmt: str = "auto",
                   labels: Mapping[str, str] | None = None):
     """Pre-render ``draw`` for every combination of ``sliders`` values; return a widget.
 
     ``draw(fig, **values)`` draws on a fresh ``figure(figsize=figsize)``; the slider
     names are its keyword arguments. ``initial`` picks the starting value of each
     slider (default: its middle value). ``labels`` gives a slider a friendlier
-    description than its argument name. ``fmt`` is ``"png"`` (the default) or
-    ``"webp"``; both store a 256-colour palette image losslessly. ``figsize`` is in inches: a
-    figure :data:`~posenc.course.figures.style.FIGURE_WIDTH` wide fills the site's text column.
+    description than its argument name. ``fmt`` is ``"png"``, ``"webp"`` or ``"auto"``
+    (the default: whichever of the two gives the smaller first frame, for every frame of
+    the figure); both store a 256-colour palette image losslessly. On the course's
+    slider figures lossless WebP is 0.45-0.75x the palette PNG (``benchmarks/README.md``).
+    ``figsize`` is in inches: a figure :data:`~posenc.course.figures.style.FIGURE_WIDTH`
+    wide fills the site's text column.
 
     Returns an ``ipywidgets.VBox``: the sliders on top, then the frames; its
     ``links`` attribute lists the ``jslink`` s (slider index -> Stack).
@@ -93,6 +98,8 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
 
     if not isinstance(title, str) or not title:
         raise ValueError("title must be a non-empty string (it is the frames' alt text)")
+    if fmt not in ("auto", "png", "webp"):
+        raise ValueError(f"fmt must be 'auto', 'png' or 'webp', got {fmt!r}")
     if not sliders:
         raise ValueError("sliders must name at least one parameter and its values")
     names = list(sliders)
@@ -129,12 +136,13 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     for combo, image in zip(combos, images, strict=True):
         params = _params(names, values, combo)
         width, height = _image_size(image)
+        mime = "webp" if image[8:12] == b"WEBP" else "png"
         data = base64.b64encode(image).decode("ascii")
         # alt names each slider as it is labelled on the page, with the value it shows
         alt = html.escape(f"{title}: " + ", ".join(
             f"{labels.get(n, n)}={format_value(v)}" for n, v in params.items()), quote=True)
         frames[combo] = widgets.HTML(
-            f'<img class="posenc-frame" src="data:image/{fmt};base64,{data}" '
+            f'<img class="{FRAME_CLASS}" src="data:image/{mime};base64,{data}" '
             f'alt="{alt}" title="{alt}" width="{round(width * scale)}" '
             f'height="{round(height * scale)}" style="max-width:100%;height:auto">')
 
@@ -187,6 +195,13 @@ def _render(job, params_list) -> list[bytes]:
     with plt.rc_context(COURSE_RC):
         for params in params_list:
             fig = _drawn(draw, figsize, dpi, params)
-            out.append(figure_bytes(fig, fmt, dpi, width_px=round(figsize[0] * dpi), bbox=bbox))
+            width_px = round(figsize[0] * dpi)
+            if fmt == "auto":  # the first frame decides for the figure
+                tries = {f: figure_bytes(fig, f, dpi, width_px=width_px, bbox=bbox)
+                         for f in ("webp", "png")}
+                fmt = min(tries, key=lambda f: len(tries[f]))
+                out.append(tries[fmt])
+            else:
+                out.append(figure_bytes(fig, fmt, dpi, width_px=width_px, bbox=bbox))
             plt.close(fig)
     return out

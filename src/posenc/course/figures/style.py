@@ -27,7 +27,8 @@ from matplotlib.colors import LinearSegmentedColormap
 
 __all__ = ["COLORS", "METHOD_COLORS", "DIVERGING", "use_course_style", "figure_bytes", "tight_bbox",
            "FIGURE_WIDTH", "COLUMN_CSS_PX", "CSS_PX_PER_INCH", "DEVICE_PX_PER_CSS_PX",
-           "FRAME_DPI", "MIN_FONT_PT", "lab_to_srgb", "inline_png"]
+           "FRAME_DPI", "MIN_FONT_PT", "lab_to_srgb", "inline_png",
+           "frame_geometry", "clipped_texts"]
 
 #: Okabe-Ito colour-blind-safe palette.
 COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -196,6 +197,46 @@ def tight_bbox(fig, pad: float = 0.05):
     return fig.get_tightbbox(fig.canvas.get_renderer()).padded(pad)
 
 
+def frame_geometry(fig, dpi: float | None = None, width_px: int | None = None, bbox=None):
+    """The crop (inches) and resolution :func:`figure_bytes` saves ``fig`` at: ``(bbox, dpi)``.
+
+    Without ``bbox``, the crop is the figure's content measured at the resolution it is
+    saved at: text extents (and a constrained layout) shift with the resolution, so a box
+    measured at another one can cut the longest label at the edge by a few pixels.
+    """
+    dpi = dpi or fig.dpi
+    if bbox is not None:
+        return bbox, (width_px / bbox.width if width_px is not None else dpi)
+    for _ in range(2):  # measure at the resolution of the last estimate; it converges at once
+        fig.set_dpi(dpi)
+        bbox = tight_bbox(fig)
+        if width_px is None:
+            break
+        dpi = width_px / bbox.width
+    return bbox, dpi
+
+
+def clipped_texts(fig, bbox, dpi: float, tolerance_px: float = 1.0) -> list[str]:
+    """The visible texts of ``fig`` that reach outside ``bbox`` (inches) when it is drawn
+    at ``dpi``: labels a saved image would cut."""
+    from matplotlib.text import Text
+    from matplotlib.transforms import Affine2D
+
+    fig.set_dpi(dpi)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = bbox.transformed(Affine2D().scale(dpi))
+    out = []
+    for text in fig.findobj(Text):
+        if not (text.get_visible() and text.get_text().strip()) or text.get_clip_on():
+            continue
+        e = text.get_window_extent(renderer)
+        if (e.x0 < box.x0 - tolerance_px or e.x1 > box.x1 + tolerance_px
+                or e.y0 < box.y0 - tolerance_px or e.y1 > box.y1 + tolerance_px):
+            out.append(text.get_text())
+    return out
+
+
 def figure_bytes(fig, fmt: str = "png", dpi: float | None = None, colors: int = 256,
                  width_px: int | None = None, bbox=None) -> bytes:
     """Render ``fig`` to small image bytes for a slider frame (at ``fig.dpi`` by default).
@@ -214,11 +255,7 @@ def figure_bytes(fig, fmt: str = "png", dpi: float | None = None, colors: int = 
 
     if fmt not in ("png", "webp"):
         raise ValueError(f"fmt must be 'png' or 'webp', got {fmt!r}")
-    dpi = dpi or fig.dpi
-    if bbox is None:
-        bbox = tight_bbox(fig)
-    if width_px is not None:
-        dpi = width_px / bbox.width
+    bbox, dpi = frame_geometry(fig, dpi, width_px, bbox)
     buf = io.BytesIO()
     # uncompressed: it is decoded again at once, and zlib would be a third of the time
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches=bbox, pil_kwargs={"compress_level": 0})

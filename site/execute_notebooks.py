@@ -1,0 +1,112 @@
+"""Execute every chapter notebook into the build's jupyter-cache, two at a time.
+
+    python site/execute_notebooks.py [--jobs 2] [--cache _build/.jupyter_cache]
+
+``make book`` runs this before ``jupyter-book build`` (with ``execute_notebooks: cache``):
+Jupyter Book 1 executes notebooks one after another, which leaves one of the machine's
+two cores idle for most of the build. Here each notebook runs in its own worker process
+(jupyter-cache's local executor worker, the one its ``local-parallel`` executor uses,
+in the notebook's folder as myst-nb does), longest first, and its outputs go into the
+cache that the build then reads. ``--fresh`` (what ``make book`` passes) empties the cache
+first, so the build stays a full one: every notebook is executed in this run.
+
+A notebook that fails is reported with its traceback and the script exits 1 (the build
+would execute it again and fail anyway; this says so sooner).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+#: What Jupyter Book 1 uses as myst-nb's execution cache (``<build>/.jupyter_cache``).
+CACHE = ROOT / "_build" / ".jupyter_cache"
+#: Each notebook's execution seconds in the last run: the next run starts the longest first.
+TIMES = ROOT / "_build" / "notebook-seconds.json"
+#: Seconds a cell may run (``execute.timeout`` in _config.yml).
+TIMEOUT = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"]
+
+
+def toc_notebooks(root: Path = ROOT) -> list[Path]:
+    """The notebooks of ``_toc.yml``, in the order of the book."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [toc["root"]] + [c["file"] for part in toc.get("parts", [])
+                             for c in part["chapters"]]
+    return [root / f"{f}.ipynb" for f in files if (root / f"{f}.ipynb").exists()]
+
+
+def _run(cache_path: str, pk: int, uri: str) -> tuple[int, str, float]:
+    """Execute one staged notebook and cache it (in a worker process)."""
+    from jupyter_cache import get_cache
+    from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+
+    t0 = time.perf_counter()
+    code, uri = ExecutionWorkerLocalMProc()(
+        ProcessData(pk, uri, get_cache(cache_path), TIMEOUT, False))
+    return code, uri, time.perf_counter() - t0
+
+
+def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2,
+            fresh: bool = False) -> list[str]:
+    """Execute ``notebooks`` not already cached, ``jobs`` at a time; return the failures."""
+    from jupyter_cache import get_cache
+
+    if fresh:
+        shutil.rmtree(cache_path, ignore_errors=True)
+    cache = get_cache(str(cache_path))
+    records = [cache.add_nb_to_project(str(nb)) for nb in notebooks]
+    todo = [r for r in records if _uncached(cache, r.pk)]
+    # longest first (by the last run's times, kept beside the cache), so that no core
+    # waits alone on one long notebook at the end
+    last = json.loads(TIMES.read_text()) if TIMES.exists() else {}
+    todo.sort(key=lambda r: -last.get(Path(r.uri).name, Path(r.uri).stat().st_size / 1e4))
+    # each kernel gets one core's worth of threads: two kernels share the two cores
+    os.environ["OMP_NUM_THREADS"] = "1"
+    failed = []
+    if not todo:
+        return failed
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_run, str(cache_path), r.pk, r.uri) for r in todo]
+        for future in futures:
+            code, uri, seconds = future.result()
+            print(f"{'ok' if code == 0 else 'FAILED'} {seconds:6.1f} s  {Path(uri).name}",
+                  flush=True)
+            if code:
+                failed.append(uri)
+            else:
+                last[Path(uri).name] = round(seconds, 1)
+    TIMES.parent.mkdir(parents=True, exist_ok=True)
+    TIMES.write_text(json.dumps(last, indent=1, sort_keys=True) + "\n")
+    for uri in failed:
+        record = cache.get_project_record(uri)
+        print(f"\n{uri}:\n{record.traceback or '(no traceback recorded)'}", file=sys.stderr)
+    return failed
+
+
+def _uncached(cache, pk: int) -> bool:
+    return cache.get_cached_project_nb(pk) is None
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
+    ap.add_argument("--cache", type=Path, default=CACHE, help="jupyter-cache folder")
+    ap.add_argument("--fresh", action="store_true", help="empty the cache first")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    failed = execute(toc_notebooks(), args.cache, args.jobs, args.fresh)
+    print(f"executed in {time.perf_counter() - t0:.1f} s with {args.jobs} workers")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""The slider-frame contract (posenc.course.figures.frame_contract) is what the three
+pieces actually use: the widgets sliders.py makes, the Sphinx extension's patterns and the
+names the site's JavaScript looks for."""
+
+import re
+import sys
+from pathlib import Path
+
+from posenc.course.figures import frame_contract as contract
+from posenc.course.figures.sliders import slider_figure
+
+ROOT = Path(__file__).resolve().parents[1]
+JS = (ROOT / "site" / "static" / "posenc-widgets.js").read_text(encoding="utf-8")
+
+
+def _js_strings() -> set[str]:
+    """Every string literal in the JavaScript (double-quoted, as the file writes them)."""
+    return set(re.findall(r'"((?:[^"\\]|\\.)*)"', JS))
+
+
+def _draw(fig, a, b):
+    fig.add_subplot().plot([0, 1], [b, a])
+
+
+def test_sliders_make_only_contract_models_and_frames():
+    box = slider_figure(_draw, {"a": [1, 2], "b": [3, 4]}, title="t")
+    # models of the whole widget tree, as the widget state will list them
+    seen, todo = set(), [box, *box.links]
+    while todo:
+        w = todo.pop()
+        seen.add(w._model_name)
+        todo.extend(getattr(w, "children", ()))
+    assert seen <= set(contract.MODELS), seen - set(contract.MODELS)
+    assert {"SelectionSliderModel", "StackModel", "HTMLModel"} <= seen
+    assert all((lk.source[1], lk.target[1]) == contract.LINKED_TRAITS for lk in box.links)
+    frames = [w for w in _walk(box) if w._model_name == "HTMLModel"]
+    assert frames and all(f'<img class="{contract.FRAME_CLASS}"' in f.value for f in frames)
+
+
+def _walk(w):
+    yield w
+    for c in getattr(w, "children", ()):
+        yield from _walk(c)
+
+
+def test_the_extension_uses_the_contract():
+    sys.path.insert(0, str(ROOT / "site"))
+    import posenc_site
+
+    assert posenc_site.FRAMES_DIR == contract.FRAMES_DIR
+    assert contract.STATE_MIME in posenc_site._STATE.pattern.replace("\\", "")
+    assert contract.VIEW_MIME in posenc_site._VIEW.pattern.replace("\\", "")
+    page = f'{contract.FRAME_SRC_ATTR}="{contract.FRAMES_DIR}/0123abcd.webp"'
+    assert posenc_site._DATA_SRC.findall(page) == ["0123abcd.webp"]
+
+
+def test_the_javascript_spells_every_name_the_same_way():
+    strings = _js_strings()
+    for name in (contract.STATE_MIME, contract.VIEW_MIME, contract.MODEL_PREFIX,
+                 *contract.MODELS, *contract.LINKED_TRAITS):
+        assert name in strings, f"posenc-widgets.js does not name {name!r}"
+    # the frame's class appears in a selector, its data-src as img.dataset.<name>
+    assert any(re.search(rf"(^|[ .]){re.escape(contract.FRAME_CLASS)}\b", s) for s in strings)
+    assert contract.FRAME_SRC_ATTR == "data-" + contract.FRAME_SRC_DATASET
+    assert f"dataset.{contract.FRAME_SRC_DATASET}" in JS
+    # and it names no model the contract does not know
+    models = {s for s in strings if re.fullmatch(r"[A-Z]\w*Model", s)}
+    assert models <= set(contract.MODELS) | {"HTMLMathModel", "LabelModel"}, models
