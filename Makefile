@@ -71,23 +71,25 @@ book-cached: $(STAMP)
 	$(BIN)/python site/execute_notebooks.py
 	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) -W -n --keep-going
 
+# ruff, and every chapter as committed: header, self-check cells, no outputs, kernelspec
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks book site
+	$(BIN)/ruff check src tests benchmarks book site tools
+	$(BIN)/python tools/notebooks.py check
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests -q --ignore=tests/browser --ignore=tests/local
 
 # nbval runs every cell of every notebook; cells tagged nbval-check-output must print
-# exactly their golden output (tests/golden/, see tests/nbgolden.py).
+# exactly their golden output (tests/golden/, see tools/notebooks.py golden).
 notebooks: $(STAMP)
-	$(BIN)/python tests/nbgolden.py prepare
+	$(BIN)/python tools/notebooks.py golden prepare
 	cd _build/nbval && ../../$(BIN)/python -m pytest book -q -p no:cacheprovider \
 		--rootdir=. --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with ../../tests/nbval_sanitize.cfg
 
 # After an intended change to a taught number: make book, then make golden, review the diff.
 golden: $(STAMP)
-	$(BIN)/python tests/nbgolden.py update
+	$(BIN)/python tools/notebooks.py golden update
 
 # Debian's Chromium drives the browser tests (never `playwright install`).
 chromium:
@@ -118,7 +120,7 @@ lab: $(STAMP) git-filter
 
 git-filter:
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
-		git config filter.posenc-notebook.clean "$(CURDIR)/$(BIN)/python tests/nbstrip.py"; \
+		git config filter.posenc-notebook.clean "$(CURDIR)/$(BIN)/python tools/notebooks.py strip"; \
 		git config filter.posenc-notebook.smudge cat; \
 	fi
 

@@ -36,8 +36,11 @@ def fig():
     yield f
     plt.close(f)
 
-# tests/nbgolden.py is imported by test_notebooks_clean.py
+
+# tests/ helpers, and tools/notebooks.py (the notebook tool: test_notebooks_tool.py and
+# test_notebooks_clean.py import it)
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))

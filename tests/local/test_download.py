@@ -20,8 +20,8 @@ import pytest
 
 from .conftest import BOOK, ROOT
 
-sys.path.insert(0, str(ROOT / "tests"))  # site/ is on the path already (conftest.py)
-from chapter_header import CHECK_ID, INSTALL, INSTALLS  # noqa: E402
+sys.path.insert(0, str(ROOT / "tools"))  # site/ is on the path already (conftest.py)
+from notebooks import CHECK_ID, INSTALL, INSTALLS  # noqa: E402
 from posenc_download import ARCHIVE_NAME, build_course_archive  # noqa: E402
 
 CHAPTER = "09_extrapolation.ipynb"

@@ -1,0 +1,336 @@
+"""The course's one notebook tool: every edit the project makes to ``book/*.ipynb``.
+
+    python tools/notebooks.py header [NOTEBOOK ...]  # the run-it-yourself note and posenc check
+    python tools/notebooks.py selfcheck              # each chapter's closing self-check cells
+    python tools/notebooks.py strip < NB.ipynb       # the git clean filter: prints the clean form
+    python tools/notebooks.py strip NB.ipynb ... --in-place
+    python tools/notebooks.py golden prepare         # book/ -> _build/nbval/book/ with goldens
+    python tools/notebooks.py golden update          # tests/golden/ from the last `make book`
+    python tools/notebooks.py check                  # exit 1 when a chapter is not as committed
+
+``header`` and ``selfcheck`` are idempotent (cells are found by their ids and refreshed), and
+every command writes a notebook as nbformat does (indent 1, keys sorted, one final newline),
+so re-running them on the committed chapters changes no byte. ``check`` runs in ``make lint``:
+it fails when a chapter lacks its header or its question cells, carries outputs or volatile
+metadata, or has a kernelspec other than the one JupyterLab saves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+
+# ---------------------------------------------------------------- reading and writing
+
+
+def read_notebook(path: Path | str):
+    """The notebook at ``path`` as an nbformat v4 node (multi-line strings joined)."""
+    return nbformat.read(str(path), as_version=4)
+
+
+def notebook_text(nb) -> str:
+    """``nb`` as the course commits it: nbformat's layout, one final newline."""
+    text = nbformat.writes(nb)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def write_if_changed(path: Path | str, nb) -> bool:
+    """Write ``nb`` to ``path`` unless the file already holds exactly that; True if written."""
+    path, text = Path(path), notebook_text(nb)
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
+def place_cell(nb, cell, index: int | Callable[[list], int] | None = None) -> None:
+    """Put ``cell`` in ``nb``, found by its id: idempotent, never two cells with one id.
+
+    ``index=None``: replace the cell with that id where it stands, or append it when absent.
+    An int (or a function of the other cells giving one): the cell goes there, moved if needed.
+    """
+    at = next((i for i, c in enumerate(nb.cells) if c.get("id") == cell.id), None)
+    if index is None and at is not None:
+        nb.cells[at] = cell
+        return
+    if at is not None:
+        del nb.cells[at]
+    if callable(index):
+        index = index(nb.cells)
+    nb.cells.insert(len(nb.cells) if index is None else index, cell)
+
+
+def chapters() -> list[Path]:
+    """The chapters, ``book/NN_*.ipynb``, in order."""
+    return sorted(BOOK.glob("[0-9][0-9]_*.ipynb"))
+
+
+# ---------------------------------------------------------------- header
+# Every chapter opens with two cells a reader needs to run it away from the site:
+# * a one-line note under the title: how to run this chapter yourself;
+# * a first code cell that stops with instructions when the course's library is missing,
+#   instead of a bare ``ModuleNotFoundError`` from the imports (hidden on the site, where
+#   the library is always there; it is in the downloaded ``.ipynb``).
+
+NOTE_ID, CHECK_ID = "run-it-yourself", "posenc-check"
+# The one-chapter install, as make does it: PyTorch's CPU build alone from its own index first
+# (fast to fail where that index is out of reach), then everything else from the ordinary one.
+# Both lines are documented in book/running_locally.md (tests/test_notebooks_tool.py).
+INSTALL_TORCH = ("pip install --no-deps torch==2.13.0 "
+                 "--index-url https://download.pytorch.org/whl/cpu")
+INSTALL = "pip install 'posenc-course.zip[lab]'"
+INSTALLS = (INSTALL_TORCH, INSTALL)
+# Reads right on the site and in JupyterLab: where the download is (the site), what to run
+# (Lab). The link is relative: the site page on the site; in a clone's JupyterLab the rendered
+# page (the course's settings open .md files in Markdown Preview, site/jupyterlab/).
+NOTE = ("*Run it yourself:* this chapter is a Jupyter notebook. On the course site, the "
+        "download button at the top of the page gives its `.ipynb`; the course's library "
+        "installs with one `pip install` (the site's page "
+        "[Running the course on your machine](running_locally.md)). In JupyterLab, "
+        "*Run → Run All Cells* runs it top to bottom.")
+CHECK = f'''# The course's library, posenc: without it, stop here and say how to install it.
+try:
+    import posenc  # noqa: F401
+except ModuleNotFoundError:
+    raise ModuleNotFoundError(
+        "This chapter needs the course's library, posenc. Download posenc-course.zip from the "
+        "course site (page 'Running the course on your machine') and install it, PyTorch's "
+        "CPU build first: {INSTALL_TORCH} ; then: {INSTALL}"
+    ) from None'''
+
+
+def add_header(nb) -> None:
+    """Insert or refresh the note (under the title) and the check (before the first code)."""
+    check = nbformat.v4.new_code_cell(CHECK, metadata={"tags": ["remove-cell"]})
+    check.id = CHECK_ID
+    place_cell(nb, check, lambda cells: next(i for i, c in enumerate(cells)
+                                             if c.cell_type == "code"))
+    note = nbformat.v4.new_markdown_cell(NOTE)
+    note.id = NOTE_ID
+    place_cell(nb, note, 1)  # under the title cell
+
+
+# ---------------------------------------------------------------- selfcheck
+# Each chapter in ``posenc.course.selfcheck.CHAPTERS`` ends with two cells: a heading and a
+# two-line code cell, ``show_questions("<chapter>")``, whose input is hidden on the site (tag
+# ``remove-input``). The questions live in ``src/posenc/course/selfcheck.py``, not here.
+
+SELFCHECK_HEADING = ("## Check your understanding\n"
+                     "\n"
+                     "A few quick questions on this chapter. Pick an answer, or type a number "
+                     "and press Enter: the feedback appears at once.")
+
+
+def add_selfcheck(nb, chapter: str) -> None:
+    """Refresh the self-check cells where they stand, or append them at the end."""
+    heading = nbformat.v4.new_markdown_cell(SELFCHECK_HEADING)
+    heading.id = "selfcheck-heading"
+    questions = nbformat.v4.new_code_cell(
+        f'from posenc.course.selfcheck import show_questions\n\nshow_questions("{chapter}")',
+        metadata={"tags": ["remove-input"]})
+    questions.id = "selfcheck-questions"
+    place_cell(nb, heading)
+    place_cell(nb, questions)
+
+
+def selfcheck_chapters() -> tuple[str, ...]:
+    """The chapters with questions, from this checkout's ``src`` (not an installed posenc)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from posenc.course.selfcheck import CHAPTERS
+
+    return tuple(CHAPTERS)
+
+
+# ---------------------------------------------------------------- strip
+# A git "clean" filter (``make lab`` configures it; see ``.gitattributes``): git pipes a
+# notebook in on stdin and commits what comes out on stdout, so a reader's executed, saved
+# notebook stays as it is on disk while the commit holds the clean source.
+
+# Cell metadata that JupyterLab adds while a reader works, and that says nothing about the course.
+VOLATILE_CELL_METADATA = ("execution", "collapsed", "scrolled", "jp-MarkdownHeadingCollapsed")
+
+
+def strip_notebook(text: str) -> str:
+    """The committed form of a notebook's JSON text: no outputs, no widget state."""
+    nb = nbformat.reads(text, as_version=4)
+    nb.metadata.pop("widgets", None)
+    if "language_info" in nb.metadata:  # JupyterLab fills in the kernel's version and lexer
+        nb.metadata["language_info"] = {"name": nb.metadata["language_info"].get("name",
+                                                                                "python")}
+    for cell in nb.cells:
+        for key in VOLATILE_CELL_METADATA:
+            cell.metadata.pop(key, None)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return notebook_text(nb)
+
+
+# ---------------------------------------------------------------- golden
+# Notebooks are committed without outputs, but a cell that prints a number the course teaches
+# must fail the tests when that number changes. The expected text output of every cell tagged
+# ``nbval-check-output`` lives in ``tests/golden/<name>.json`` (keyed by cell id); ``prepare``
+# copies the book with those outputs put back in, for nbval (what `make notebooks` does).
+# After an intended change: ``make book`` then ``golden update`` (or ``make golden``), and
+# review the diff like any other change.
+
+GOLDEN = ROOT / "tests" / "golden"
+EXECUTED = ROOT / "_build" / "jupyter_execute" / "book"
+STAGING = ROOT / "_build" / "nbval" / "book"
+TAG = "nbval-check-output"
+
+
+def tagged_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code" and TAG in c.metadata.get("tags", [])]
+
+
+def text_outputs(outputs) -> list[dict]:
+    """The outputs nbval compares as text: streams and plain-text results."""
+    kept = []
+    for out in outputs:
+        if out["output_type"] == "stream":
+            kept.append({"output_type": "stream", "name": out["name"], "text": out["text"]})
+        elif out["output_type"] == "execute_result" and "text/plain" in out["data"]:
+            kept.append({"output_type": "execute_result", "execution_count": None,
+                         "metadata": {}, "data": {"text/plain": out["data"]["text/plain"]}})
+    return kept
+
+
+def golden_path(notebook: Path) -> Path:
+    return GOLDEN / f"{notebook.stem}.json"
+
+
+def golden_update() -> None:
+    """Refresh tests/golden/ from the notebooks the last `make book` executed."""
+    GOLDEN.mkdir(parents=True, exist_ok=True)
+    for source in sorted(BOOK.glob("*.ipynb")):
+        executed = EXECUTED / source.name
+        if not executed.exists():
+            sys.exit(f"{executed} is missing: run `make book` first")
+        nb = read_notebook(executed)
+        golden = {cell.id: text_outputs(cell.outputs) for cell in tagged_cells(nb)}
+        path = golden_path(source)
+        if golden:
+            path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
+            print(f"{path.relative_to(ROOT)}: {len(golden)} cells")
+        elif path.exists():
+            path.unlink()
+
+
+def golden_prepare() -> None:
+    """Copy book/ to _build/nbval/book/ and put the golden outputs back in."""
+    shutil.rmtree(STAGING, ignore_errors=True)
+    shutil.copytree(BOOK, STAGING, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    for staged in sorted(STAGING.glob("*.ipynb")):
+        nb = read_notebook(staged)
+        cells = tagged_cells(nb)
+        if not cells:
+            continue
+        path = golden_path(staged)
+        golden = json.loads(path.read_text()) if path.exists() else {}
+        missing = [c.id for c in cells if c.id not in golden]
+        if missing:
+            sys.exit(f"{staged.name}: tagged cells {missing} have no golden output; "
+                     f"run `make book` then `make golden`")
+        for count, cell in enumerate(cells, start=1):
+            cell.outputs = [nbformat.from_dict(o) for o in golden[cell.id]]
+            cell.execution_count = count  # nbval rejects outputs on a cell marked unrun
+            for out in cell.outputs:
+                if out["output_type"] == "execute_result":
+                    out["execution_count"] = count
+        nbformat.write(nb, staged)
+
+
+# ---------------------------------------------------------------- check
+# What JupyterLab writes on save with ipykernel's default spec (tests/test_lab_settings.py):
+# any other kernelspec makes a reader's save change the file.
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+def problems(path: Path, with_questions: bool) -> list[str]:
+    """What is wrong with the chapter at ``path`` (empty when it is as the course commits it)."""
+    text = path.read_text(encoding="utf-8")
+    found = []
+    clean = strip_notebook(text)  # each problem once: outputs are the strip check's alone
+    nb = nbformat.reads(clean, as_version=4)
+    fixed = nbformat.reads(clean, as_version=4)
+    add_header(fixed)
+    if notebook_text(fixed) != clean:
+        found.append("header cells missing or stale (run: tools/notebooks.py header)")
+    if with_questions:
+        fixed = nbformat.reads(clean, as_version=4)
+        add_selfcheck(fixed, path.stem)
+        if notebook_text(fixed) != clean:
+            found.append("self-check cells missing or stale (run: tools/notebooks.py selfcheck)")
+    if clean != text:
+        found.append("not stripped: outputs, widget state or volatile metadata "
+                     "(run: tools/notebooks.py strip --in-place, or `make git-filter`)")
+    if nb.metadata.get("kernelspec") != KERNELSPEC:
+        found.append(f"kernelspec is {nb.metadata.get('kernelspec')}, not {KERNELSPEC}")
+    return found
+
+
+def check(paths: list[Path]) -> int:
+    with_questions = set(selfcheck_chapters())
+    failed = 0
+    for path in paths:
+        for problem in problems(path, path.stem in with_questions):
+            print(f"{path.name}: {problem}")
+            failed = 1
+    return failed
+
+
+# ---------------------------------------------------------------- command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="tools/notebooks.py", description=__doc__.split("\n\n")[0])
+    commands = ap.add_subparsers(dest="command", required=True)
+    header = commands.add_parser("header", help="add or refresh each chapter's header cells")
+    header.add_argument("notebooks", nargs="*", type=Path, help="default: every chapter")
+    commands.add_parser("selfcheck", help="add or refresh each chapter's self-check cells")
+    strip = commands.add_parser("strip", help="stdin to stdout, or files with --in-place")
+    strip.add_argument("notebooks", nargs="*", type=Path)
+    strip.add_argument("--in-place", action="store_true")
+    golden = commands.add_parser("golden", help="golden outputs of nbval-check-output cells")
+    golden.add_argument("action", choices=("prepare", "update"))
+    check_ = commands.add_parser("check", help="exit 1 when a chapter is not as committed")
+    check_.add_argument("notebooks", nargs="*", type=Path, help="default: every chapter")
+    args = ap.parse_args(argv)
+
+    if args.command == "header":
+        for path in args.notebooks or chapters():
+            nb = read_notebook(path)
+            add_header(nb)
+            if write_if_changed(path, nb):
+                print(f"updated {path.name}")
+    elif args.command == "selfcheck":
+        for chapter in selfcheck_chapters():
+            path = BOOK / f"{chapter}.ipynb"
+            nb = read_notebook(path)
+            add_selfcheck(nb, chapter)
+            if write_if_changed(path, nb):
+                print(f"updated {path.name}")
+    elif args.command == "strip":
+        if not args.in_place:
+            sys.stdout.write(strip_notebook(sys.stdin.read()))
+        for path in args.notebooks if args.in_place else ():
+            path.write_text(strip_notebook(path.read_text(encoding="utf-8")), encoding="utf-8")
+    elif args.command == "golden":
+        {"prepare": golden_prepare, "update": golden_update}[args.action]()
+    else:
+        return check(args.notebooks or chapters())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
