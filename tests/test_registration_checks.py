@@ -190,3 +190,15 @@ def test_built_in_methods_have_distinct_colours():
     colours = {name: method.color.lower() for name, method in POSITIONS.items()}
     assert len(set(colours.values())) == len(colours), colours
     assert all(METHOD_COLORS[name].lower() == colour for name, colour in colours.items())
+
+
+def test_registration_check_leaves_the_random_stream_alone():
+    # the trial build runs where a reader registers (a notebook cell between seeded runs)
+    torch.manual_seed(0)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    try:
+        register_position("stream_bias", GoodBias, color="#123456")
+        assert torch.equal(torch.rand(3), expected)
+    finally:
+        POSITIONS.pop("stream_bias", None)

@@ -239,11 +239,12 @@ def measured_attention_cost(method: str, *, d_model: int, num_heads: int, seq_le
         raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
     registered = POSITIONS[method]
     spec = AttentionSpec(d_model, num_heads, causal=True)
-    encoding = registered.build(spec, **options)
     hooks, d_head = registered.hooks, spec.head_dim
-    # on a second instance: the tiny run must not grow this one's cached tables
-    fraction = (_rotated_fraction(registered.build(spec, **options), spec)
-                if "rotate" in hooks else 0.0)
+    with torch.random.fork_rng(devices=[]):  # measuring leaves the caller's random stream
+        encoding = registered.build(spec, **options)
+        # on a second instance: the tiny run must not grow this one's cached tables
+        fraction = (_rotated_fraction(registered.build(spec, **options), spec)
+                    if "rotate" in hooks else 0.0)
     encoding = encoding.to("meta").requires_grad_(False)  # (the flop counter tracks grads)
     b, h, n = batch, num_heads, seq_len
     q, k, v = (torch.empty(b, h, n, d_head, device="meta") for _ in range(3))

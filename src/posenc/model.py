@@ -107,8 +107,11 @@ class TinyLMConfig:
                             f"{self.position!r}, which takes {takes} (its constructor's "
                             "keyword arguments)")
         # the method's constructor validates the values (a bad base, interpolate, ...)
-        method.build(AttentionSpec(self.d_model, self.num_heads, causal=True, in_model=True),
-                     **options)
+        # (a trial build that leaves the random stream alone: seeded runs build configs
+        # after seeding, and must draw the same initial weights as before this check)
+        with torch.random.fork_rng(devices=[]):
+            method.build(AttentionSpec(self.d_model, self.num_heads, causal=True,
+                                       in_model=True), **options)
         check_int("nope_every", self.nope_every, minimum=0)
         if self.nope_every and self.position in ABSOLUTE_METHODS:
             raise ValueError(f"nope_every needs a position method that acts inside attention; "

@@ -409,7 +409,10 @@ def _check_method(name: str, module: type[PositionEncoding], factory: Callable,
                         "with family='none' if that is the point)")
     spec = _CHECK_SPEC
     try:
-        encoding = factory(spec)
+        # a trial build must not move the caller's random stream (a seeded run after a
+        # registration would otherwise draw other initial weights)
+        with torch.random.fork_rng(devices=[]):
+            encoding = factory(spec)
     except Exception as error:
         raise TypeError(f"method {name!r}: cannot build it from a spec: "
                         f"{getattr(factory, '__name__', factory)}({spec}) raised "
