@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from posenc.rope import apply_rope
+from posenc.nn.rope_kernel import apply_rope
 from posenc.sinusoidal import sinusoidal_encoding
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -32,13 +32,8 @@ from posenc.nn import (
     SinusoidalPositionalEncoding,
     T5RelativeBias,
 )
-from posenc.rope import (
-    apply_rope,
-    axial_rope_angles,
-    rope_angles,
-    rope_rotation_matrix,
-    xpos_scale,
-)
+from posenc.rope import apply_rope, rope_angles, rope_rotation_matrix
+from posenc.rope_variants import axial_rope_angles, xpos_scale
 from posenc.sinusoidal import sinusoidal_encoding
 
 

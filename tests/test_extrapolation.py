@@ -31,8 +31,8 @@ from posenc.experiments.extrapolation import (
     learning_rate_at,
     run_experiment,
 )
-from posenc.nn.rotary import pi_frequencies
 from posenc.rope import rope_frequencies
+from posenc.scaling import pi_frequencies
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = results_path("extrapolation_results.json")

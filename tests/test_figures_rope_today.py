@@ -8,7 +8,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from posenc.course.figures import rope_today as figs  # noqa: E402
-from posenc.rope import mrope_position_ids, rope_frequencies, wrap_angle  # noqa: E402
+from posenc.rope import rope_frequencies, wrap_angle  # noqa: E402
+from posenc.rope_variants import mrope_position_ids  # noqa: E402
 
 
 def test_base_wavelengths(fig):

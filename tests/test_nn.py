@@ -15,8 +15,8 @@ from posenc.nn import (
     SinusoidalPositionalEncoding,
     T5RelativeBias,
 )
+from posenc.nn.rope_kernel import apply_rope
 from posenc.relative import relative_positions, t5_relative_bucket
-from posenc.rope import apply_rope
 from posenc.sinusoidal import sinusoidal_encoding
 
 

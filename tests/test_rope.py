@@ -4,13 +4,14 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from posenc.nn import rope_kernel
+from posenc.nn.rope_kernel import rope_angles_in_dtype
 from posenc.rope import (
     apply_rope,
     apply_rope_complex,
     interleaved_to_half,
     interleaved_to_half_weight,
     rope_angles,
-    rope_angles_in_dtype,
     rope_frequencies,
     rope_relative_upper_bound,
     rope_rotation_matrix,
@@ -47,13 +48,13 @@ def hf_rotate_half_reference(x: torch.Tensor, base=10000.0):
 
 def test_matches_meta_llama(rng):
     x = rng.standard_normal((2, 3, 17, 64))
-    ours = apply_rope(torch.from_numpy(x), layout="interleaved")
+    ours = rope_kernel.apply_rope(torch.from_numpy(x), layout="interleaved")
     torch.testing.assert_close(ours, meta_llama_reference(torch.from_numpy(x)))
 
 
 def test_matches_hugging_face(rng):
     x = rng.standard_normal((2, 3, 17, 64))
-    ours = apply_rope(torch.from_numpy(x), layout="half", base=500000.0)
+    ours = rope_kernel.apply_rope(torch.from_numpy(x), layout="half", base=500000.0)
     torch.testing.assert_close(ours, hf_rotate_half_reference(torch.from_numpy(x), 500000.0))
 
 
@@ -129,12 +130,20 @@ def test_layouts_equal_up_to_fixed_permutation(d, seed):
 def test_numpy_equals_torch(dtype, layout, rng):
     x = rng.standard_normal((2, 4, 33, 16))
     xt = torch.from_numpy(x).to(dtype)
-    out = apply_rope(xt, layout=layout)
+    out = rope_kernel.apply_rope(xt, layout=layout)
     assert isinstance(out, torch.Tensor) and out.dtype == dtype and out.shape == xt.shape
     expected = apply_rope(xt.double().numpy(), layout=layout)
     tol = {torch.float64: 1e-12, torch.float32: 1e-5, torch.bfloat16: 2e-2, torch.float16: 2e-3}
     np.testing.assert_allclose(out.double().numpy(), expected, atol=tol[dtype] * 8,
                                rtol=tol[dtype])
+
+
+def test_numpy_and_torch_functions_refuse_the_other_library(rng):
+    x = rng.standard_normal((4, 8))
+    with pytest.raises(TypeError, match="x must be a numpy array.*posenc.nn.rope_kernel"):
+        apply_rope(torch.from_numpy(x))
+    with pytest.raises(TypeError, match="x must be a torch tensor.*posenc.rope"):
+        rope_kernel.apply_rope(x)
 
 
 def test_numpy_dtype_preserved(rng):
@@ -147,7 +156,7 @@ def test_half_precision_angles_are_not_used():
     # at position 5000 a bf16 angle is wrong by whole radians; ours must not be
     x = torch.zeros(1, 5001, 2, dtype=torch.bfloat16)
     x[..., 0] = 1
-    out = apply_rope(x).double()
+    out = rope_kernel.apply_rope(x).double()
     exact = np.cos(np.arange(5001.0))
     np.testing.assert_allclose(out[0, :, 0].numpy(), exact, atol=1e-2)
     bf16_angle = torch.arange(5001, dtype=torch.bfloat16).double()
@@ -211,9 +220,10 @@ def test_torch_paths_autograd_and_strided_inputs(layout, rng):
     q = q.transpose(1, 2)  # non-contiguous view of a [b, h, s, d] tensor
     assert not q.is_contiguous()
     expected = apply_rope(q.numpy(), layout=layout)
-    np.testing.assert_allclose(apply_rope(q, layout=layout).numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(rope_kernel.apply_rope(q, layout=layout).numpy(), expected,
+                               atol=1e-12)
     leaf = q.detach().clone().requires_grad_(True)
-    out = apply_rope(leaf, layout=layout)
+    out = rope_kernel.apply_rope(leaf, layout=layout)
     np.testing.assert_allclose(out.detach().numpy(), expected, atol=1e-12)
     out.pow(2).sum().backward()  # rotation preserves norms: d|Rx|^2/dx = 2x
     np.testing.assert_allclose(leaf.grad.numpy(), 2 * q.numpy(), atol=1e-10)

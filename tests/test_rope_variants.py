@@ -14,18 +14,28 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from posenc.rope import (
-    apply_axial_rope,
-    apply_mrope,
-    apply_rope,
-    apply_xpos,
-    axial_rope_angles,
-    mrope_position_ids,
-    rope_frequencies,
-    xpos_scale,
-    xpos_zeta,
-)
+from posenc import rope, rope_variants
+from posenc.nn import rope_kernel
+from posenc.rope import rope_frequencies
+from posenc.rope_variants import axial_rope_angles, mrope_position_ids, xpos_scale, xpos_zeta
 from posenc.scaling import ROPE_TYPES, SCALING_METHODS, rope_scaling_frequencies
+
+
+def _by_input(name, numpy_module):
+    """The function ``name`` of the library the first argument belongs to: the numpy one
+    (``numpy_module``) for arrays, :mod:`posenc.nn.rope_kernel`'s for tensors, so each
+    test below checks both kernels against the same references."""
+    def call(x, *args, **kwargs):
+        module = rope_kernel if isinstance(x, torch.Tensor) else numpy_module
+        return getattr(module, name)(x, *args, **kwargs)
+    return call
+
+
+apply_rope = _by_input("apply_rope", rope)
+apply_partial_rope = _by_input("apply_partial_rope", rope_variants)
+apply_xpos = _by_input("apply_xpos", rope_variants)
+apply_mrope = _by_input("apply_mrope", rope_variants)
+apply_axial_rope = _by_input("apply_axial_rope", rope_variants)
 
 # --- references, transcribed -------------------------------------------------------------
 
@@ -184,35 +194,35 @@ def qk(rng):
 @pytest.mark.parametrize("rotary_dim", [2, 8, 24, 32])
 def test_partial_rope_matches_hf_partial_rotary(rotary_dim, rng):
     x = torch.from_numpy(rng.standard_normal((2, 3, 20, 32)))
-    out = apply_rope(x, layout="half", rotary_dim=rotary_dim, base=500.0)
+    out = apply_partial_rope(x, rotary_dim, layout="half", base=500.0)
     torch.testing.assert_close(out, hf_partial_rotary(x, 500.0, rotary_dim))
-    out_np = apply_rope(x.numpy(), layout="half", rotary_dim=rotary_dim, base=500.0)
+    out_np = apply_partial_rope(x.numpy(), rotary_dim, layout="half", base=500.0)
     np.testing.assert_allclose(out_np, out.numpy(), atol=1e-12)
 
 
 def test_partial_rope_passes_the_rest_and_full_is_rope(rng):
     x = rng.standard_normal((40, 64))
-    out = apply_rope(x, rotary_dim=16)
+    out = apply_partial_rope(x, 16)
     np.testing.assert_array_equal(out[:, 16:], x[:, 16:])
     np.testing.assert_allclose(out[:, :16], apply_rope(x[:, :16]), atol=1e-15)
     for layout in ("interleaved", "half"):
-        np.testing.assert_array_equal(apply_rope(x, layout=layout, rotary_dim=64),
+        np.testing.assert_array_equal(apply_partial_rope(x, 64, layout=layout),
                                       apply_rope(x, layout=layout))
 
 
 def test_partial_rope_frequencies_and_errors(rng):
     x = rng.standard_normal((5, 32))
     inv = rope_frequencies(8) / 3
-    np.testing.assert_allclose(apply_rope(x, rotary_dim=8, frequencies=inv)[:, :8],
+    np.testing.assert_allclose(apply_partial_rope(x, 8, frequencies=inv)[:, :8],
                                apply_rope(x[:, :8], positions=np.arange(5) / 3), atol=1e-12)
     with pytest.raises(ValueError, match="rotary_dim"):
-        apply_rope(x, rotary_dim=34)
+        apply_partial_rope(x, 34)
     with pytest.raises(ValueError, match="rotary_dim must be even"):
-        apply_rope(x, rotary_dim=7)
+        apply_partial_rope(x, 7)
     with pytest.raises(TypeError, match="rotary_dim"):
-        apply_rope(x, rotary_dim=8.0)
+        apply_partial_rope(x, 8.0)
     with pytest.raises(ValueError, match="frequencies"):
-        apply_rope(x, rotary_dim=8, frequencies=rope_frequencies(32))
+        apply_partial_rope(x, 8, frequencies=rope_frequencies(32))
 
 
 # --- p-RoPE (proportional) and LongRoPE ----------------------------------------------------

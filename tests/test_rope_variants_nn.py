@@ -17,7 +17,7 @@ from posenc.nn import (
     XPosEmbedding,
 )
 from posenc.nn.axial_rope import grid_coordinates
-from posenc.rope import apply_axial_rope, apply_rope, apply_xpos
+from posenc.nn.rope_kernel import apply_axial_rope, apply_partial_rope, apply_rope, apply_xpos
 from posenc.scaling import rope_scaling_frequencies
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -39,8 +39,8 @@ def _rotate(position, q, k, **options):
 def test_partial_rope_module(layout, qk):
     q, k = qk
     q2, k2 = _rotate("partial_rope", q, k, partial_rotary_factor=0.25, rope_layout=layout)
-    torch.testing.assert_close(q2, apply_rope(q, rotary_dim=8, layout=layout))
-    torch.testing.assert_close(k2, apply_rope(k, rotary_dim=8, layout=layout))
+    torch.testing.assert_close(q2, apply_partial_rope(q, 8, layout=layout))
+    torch.testing.assert_close(k2, apply_partial_rope(k, 8, layout=layout))
     full = PartialRotaryEmbedding(32, partial_rotary_factor=1.0, layout=layout)
     torch.testing.assert_close(full(q), RotaryEmbedding(32, layout=layout)(q))
     with pytest.raises(ValueError, match="must be even"):

@@ -48,20 +48,17 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _top_level_imports(path: Path) -> set[str]:
-    """The posenc modules ``path`` imports when it is imported (module-level statements,
-    ``if``/``try`` blocks included; imports inside functions run later and are skipped)."""
+def _imports(path: Path) -> set[str]:
+    """The posenc modules ``path`` imports: at module level and inside functions alike (a
+    function-level import is the same dependency, only later: the circle
+    ``rope -> nn.rotary -> scaling -> rope`` hid behind one), each with the packages
+    above it, whose ``__init__`` runs first (``from .nn.rotary import`` runs
+    ``posenc/nn/__init__.py``)."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    body = list(ast.parse(path.read_text()).body)
-    while body:
-        node = body.pop()
-        if isinstance(node, (ast.If, ast.Try)):
-            body.extend(node.body + node.orelse + getattr(node, "finalbody", []))
-            for handler in getattr(node, "handlers", []):
-                body.extend(handler.body)
-        elif isinstance(node, ast.Import):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("posenc"))
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -73,12 +70,13 @@ def _top_level_imports(path: Path) -> set[str]:
             if target.startswith("posenc"):
                 found.add(target)
                 found.update(f"{target}.{a.name}" for a in node.names)
-    return found
+    parents = {".".join(m.split(".")[:i]) for m in found for i in range(2, m.count(".") + 1)}
+    return found | parents
 
 
 def test_posenc_modules_import_one_another_without_a_circle():
     modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-    graph = {name: {m for m in _top_level_imports(path) if m in modules and m != name}
+    graph = {name: {m for m in _imports(path) if m in modules and m != name}
              for name, path in modules.items()}
     # a module's parent package is imported first: not an edge of the import order itself
     graph = {name: {m for m in deps if not name.startswith(m + ".")} for name, deps in
@@ -101,6 +99,18 @@ def test_posenc_modules_import_one_another_without_a_circle():
         if node not in state:
             visit(node)
     assert len(graph) > 30 and graph["posenc.model"] >= {"posenc.nn"}
+    # the numpy maths imports no torch module, at any depth of a function
+    assert not any(m.startswith("posenc.nn") for m in graph["posenc.rope"]
+                   | graph["posenc.rope_variants"] | graph["posenc.scaling"])
+
+
+def test_the_numpy_rope_modules_never_import_torch():
+    for name in ("rope", "rope_variants", "scaling"):
+        tree = ast.parse((PACKAGE / f"{name}.py").read_text())
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                     and n.module}
+        assert not {m for m in imported if m.split(".")[0] == "torch"}, name
 
 
 TOY = '''"""A toy built-in method (a test): a fixed bias of -|i - j| / 8 on the scores."""

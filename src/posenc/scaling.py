@@ -48,6 +48,7 @@ __all__ = [
     "SCALING_METHODS",
     "ROPE_TYPES",
     "rope_scaling_frequencies",
+    "pi_frequencies",
     "yarn_correction_range",
     "yarn_attention_factor",
     "yarn_mscale",
@@ -182,6 +183,21 @@ def rope_scaling_frequencies(method: str, head_dim: int, *, base: float = 10000.
     if method == "longrope":
         return _longrope(default, factor, length0, seq_len, opts)
     return _proportional(default, head_dim, factor, opts), 1.0
+
+
+def pi_frequencies(head_dim: int, base: float, train_length: int,
+                   eval_length: int) -> np.ndarray:
+    """Position Interpolation for ``eval_length``: ``theta_i / s`` with ``s = L_eval / L_train``.
+
+    From :func:`rope_scaling_frequencies` (``method="linear"``); ``s = 1``
+    (no change) at or below the training length. Shape ``[head_dim // 2]``.
+    """
+    factor = max(eval_length / train_length, 1.0)
+    inv_freq, attention_factor = rope_scaling_frequencies(
+        "linear", head_dim, base=base, factor=factor,
+        original_max_position_embeddings=train_length, seq_len=eval_length)
+    assert attention_factor == 1.0  # PI rescales nothing else
+    return inv_freq
 
 
 def _ntk_frequencies(head_dim: int, base: float, scale: float) -> np.ndarray:

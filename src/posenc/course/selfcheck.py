@@ -391,7 +391,8 @@ def _extrapolation() -> list[dict]:
 
 
 def _rope_today() -> list[dict]:
-    from ..rope import rope_frequencies, xpos_zeta
+    from ..rope import rope_frequencies
+    from ..rope_variants import xpos_zeta
     from ..scaling import rope_scaling_frequencies
 
     slow = [int((4096 * rope_frequencies(128, b) < 2 * np.pi).sum()) for b in (1e4, 5e5)]
@@ -454,7 +455,8 @@ def _rope_today() -> list[dict]:
 
 
 def _rope_2d_3d() -> list[dict]:
-    from ..rope import apply_rope, axial_rope_angles, mrope_position_ids
+    from ..rope import apply_rope
+    from ..rope_variants import axial_rope_angles, mrope_position_ids
 
     angles = axial_rope_angles(np.array([0, 1]), np.array([0, 0]), 32)  # one row down
     row_turn = float(angles[1, 11] - angles[0, 11])

@@ -1,7 +1,7 @@
 """Axial 2-D RoPE for a grid of image patches (Heo et al., 2024, "RoPE-ViT").
 
 Half of each head's pairs turn with the patch's column, half with its row
-(:func:`posenc.rope.apply_axial_rope`), so a score depends on the row offset and the
+(:func:`posenc.rope_variants.apply_axial_rope`), so a score depends on the row offset and the
 column offset between two patches. The sequence is read as a grid filled row by row,
 ``grid_cols`` patches wide (a ViT's ``end_x``).
 """
@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from .._validation import check_base, check_int
-from ..rope import apply_axial_rope
 from .positions import AttentionSpec, PositionEncoding, register_position
+from .rope_kernel import apply_axial_rope
 
 __all__ = ["AxialRotaryEmbedding", "grid_coordinates"]
 

@@ -5,7 +5,7 @@ can match on content alone at any distance. They differ in *which* features:
 
 * ``partial_rope`` rotates the first ``rotary_dim = int(head_dim * partial_rotary_factor)``
   features as a whole small head (frequencies ``base ** (-2i / rotary_dim)``) and passes
-  the rest through (:func:`posenc.rope.apply_rope` with ``rotary_dim``).
+  the rest through (:func:`posenc.rope_variants.apply_partial_rope`).
 * ``p_rope`` keeps RoPE's frequencies ``base ** (-2i / head_dim)`` of the whole head for
   its fastest ``int(p * head_dim // 2)`` pairs and sets the slowest pairs' frequency to 0
   (:func:`posenc.scaling.rope_scaling_frequencies` ``"proportional"``; Gemma).

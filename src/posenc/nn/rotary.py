@@ -1,8 +1,9 @@
-"""Rotary position embedding as a module (Su et al., 2021), and the torch rotation kernel.
+"""Rotary position embedding as a module (Su et al., 2021).
 
 The angles are the ones :func:`posenc.rope.rope_angles` defines (``m * theta_i``);
-:func:`rotate` is the torch rotation that :func:`posenc.rope.apply_rope` also uses
-for tensors, so the module and the figures share one definition.
+the rotation is :func:`posenc.nn.rope_kernel.rotate`, the torch kernel that
+:func:`posenc.nn.rope_kernel.apply_rope` also uses, so the module and the figures share
+one definition.
 """
 
 from __future__ import annotations
@@ -13,55 +14,12 @@ import numpy as np
 import torch
 
 from .._validation import check_base, check_choice, check_even_int, check_frequencies, to_numpy
-from ..rope import LAYOUTS, rope_angles, rope_frequencies, rotate_pairs
-from ..scaling import rope_scaling_frequencies
+from ..rope import LAYOUTS, rope_angles, rope_frequencies
+from ..scaling import pi_frequencies
 from .positions import AttentionSpec, PositionEncoding, Variant, register_position
+from .rope_kernel import rotate, rotate_by_angles
 
-__all__ = ["RotaryEmbedding", "rotate", "rotate_by_angles", "pi_frequencies"]
-
-
-def _compute_dtype(x: torch.Tensor) -> torch.dtype:
-    """float64 stays float64; everything else (half precision too) rotates in float32."""
-    return torch.float64 if x.dtype == torch.float64 else torch.float32
-
-
-def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
-    """Rotate the pairs of ``x`` ``[..., seq, head_dim]`` by angles given as ``cos``/``sin``
-    ``[..., seq, head_dim // 2]`` (float64 or float32, any device); same shape and dtype out.
-
-    The fastest form measured: interleaved pairs as one complex multiply (Meta llama's
-    form, one pass over memory); half-layout pairs with in-place multiply-adds into one
-    output (no concatenation); with autograd on, the half layout takes the plain form.
-    Half precision is rotated in float32 and cast back, as Meta's llama does.
-    Timings in benchmarks/README.md.
-    """
-    compute = _compute_dtype(x)
-    xw = x.to(compute)
-    cos, sin = cos.to(x.device, compute), sin.to(x.device, compute)
-    if layout == "interleaved":
-        rotation = torch.complex(cos, sin)  # e^{i m theta}, rounded once to compute precision
-        pairs = xw.reshape(*xw.shape[:-1], -1, 2)  # [..., head_dim // 2, 2]
-        if pairs.storage_offset() % 2 or any(st % 2 for st in pairs.stride()[:-1]):
-            pairs = pairs.contiguous()  # view_as_complex needs aligned (re, im) pairs
-        z = torch.view_as_complex(pairs) * rotation
-        return torch.view_as_real(z).flatten(-2).to(x.dtype)  # [..., head_dim]
-    if torch.is_grad_enabled() and xw.requires_grad:
-        return rotate_pairs(xw, cos, sin, layout, torch.cat, torch.stack).to(x.dtype)
-    half = xw.shape[-1] // 2
-    x1, x2 = xw[..., :half], xw[..., half:]
-    out = torch.empty(xw.shape, dtype=compute, device=x.device)
-    o1, o2 = out[..., :half], out[..., half:]
-    torch.mul(x1, cos, out=o1).addcmul_(x2, sin, value=-1)  # x1 cos - x2 sin
-    torch.mul(x2, cos, out=o2).addcmul_(x1, sin)  # x2 cos + x1 sin
-    return out.to(x.dtype)
-
-
-def rotate_by_angles(x: torch.Tensor, angles: np.ndarray, layout: str) -> torch.Tensor:
-    """:func:`rotate` by float64 numpy ``angles`` (``[..., seq, head_dim // 2]``), as
-    :func:`posenc.rope.apply_rope` computes them."""
-    cos = torch.from_numpy(np.cos(angles))
-    sin = torch.from_numpy(np.sin(angles))
-    return rotate(x, cos, sin, layout)
+__all__ = ["RotaryEmbedding"]
 
 
 def _angle_dtype(device: torch.device) -> torch.dtype:
@@ -152,21 +110,6 @@ class RotaryEmbedding(PositionEncoding):
         if self.attention_factor != 1.0:
             return self(q) * self.attention_factor, self(k) * self.attention_factor
         return self(q), self(k)
-
-
-def pi_frequencies(head_dim: int, base: float, train_length: int,
-                   eval_length: int) -> np.ndarray:
-    """Position Interpolation for ``eval_length``: ``theta_i / s`` with ``s = L_eval / L_train``.
-
-    From :func:`posenc.scaling.rope_scaling_frequencies` (``method="linear"``); ``s = 1``
-    (no change) at or below the training length. Shape ``[head_dim // 2]``.
-    """
-    factor = max(eval_length / train_length, 1.0)
-    inv_freq, attention_factor = rope_scaling_frequencies(
-        "linear", head_dim, base=base, factor=factor,
-        original_max_position_embeddings=train_length, seq_len=eval_length)
-    assert attention_factor == 1.0  # PI rescales nothing else
-    return inv_freq
 
 
 def _with_pi(model, train_length: int, eval_length: int):

@@ -3,7 +3,7 @@
 Queries are scaled by ``zeta_i ** ((n - L//2) / scale_base)`` and keys by the inverse,
 so ``q_m . k_n`` carries ``zeta_i ** ((m - n) / scale_base)``, below 1 for every key
 behind the query. A key ahead of the query would be *boosted*: xPos is for causal
-attention. The maths is :func:`posenc.rope.apply_xpos`.
+attention. The maths is :func:`posenc.rope_variants.apply_xpos`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 import torch
 
 from .._validation import check_base, check_even_int
-from ..rope import _check_scale_base, apply_xpos
+from ..rope_variants import _check_scale_base
 from .positions import AttentionSpec, PositionEncoding, register_position
+from .rope_kernel import apply_xpos
 
 __all__ = ["XPosEmbedding"]
 

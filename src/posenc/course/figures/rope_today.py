@@ -12,14 +12,8 @@ import matplotlib.colors as mcolors
 import numpy as np
 
 from ..._validation import check_base, check_even_int, check_float, check_int
-from ...rope import (
-    axial_rope_angles,
-    mrope_angles,
-    mrope_position_ids,
-    rope_frequencies,
-    wrap_angle,
-    xpos_zeta,
-)
+from ...rope import rope_frequencies, wrap_angle
+from ...rope_variants import axial_rope_angles, mrope_angles, mrope_position_ids, xpos_zeta
 from ...scaling import rope_scaling_frequencies
 from .style import COLORS, METHOD_COLORS
 
@@ -167,7 +161,7 @@ def _segment_spans(segments):
 
 def draw_mrope_ids(fig, segments=MROPE_EXAMPLE):
     """The three M-RoPE ids (temporal, height, width) of every token of ``segments``
-    (:func:`posenc.rope.mrope_position_ids`), with the image and video spans shaded.
+    (:func:`posenc.rope_variants.mrope_position_ids`), with the image and video spans shaded.
     Returns the axes."""
     ids = mrope_position_ids(segments)
     ax = fig.add_subplot()

@@ -15,9 +15,10 @@ variants come from the registry too and reuse trained weights:
   ``L_eval`` rows. The plain ``learned`` model is *not defined* past ``train_length``
   (there is no row to look up): its entries there are ``null``.
 
-Four parts: :mod:`.config` (what decides the numbers), :mod:`.run` (training,
-evaluation and the results dict), :mod:`.analysis` (reading a results file) and
-:mod:`.cli` (the command line, run by ``__main__``). Run it (the full configuration
+Its parts, one job each: :mod:`.config` (what decides the numbers), :mod:`.training`,
+:mod:`.evaluation`, :mod:`.finetuning`, :mod:`.run` (every run in parallel and the
+results dict), :mod:`.analysis` (reading a results file) and :mod:`.cli` (the command
+line, run by ``__main__``). Run it (the full configuration
 takes minutes; see the chapter for timings)::
 
     python -m posenc.experiments.extrapolation \
@@ -29,10 +30,14 @@ The figures of the results are in :mod:`posenc.course.figures.extrapolation`.
 """
 
 from ...compare import PUBLISHED_WIKITEXT103
-from . import analysis, config, run
+from . import analysis, config, evaluation, finetuning, run, training
 from .analysis import *  # noqa: F403
 from .cli import main
-from .config import *  # noqa: F403 (the public names of config.py and run.py, listed there)
+from .config import *  # noqa: F403 (the public names of each part, listed in its __all__)
+from .evaluation import *  # noqa: F403
+from .finetuning import *  # noqa: F403
 from .run import *  # noqa: F403
+from .training import *  # noqa: F403
 
-__all__ = [*config.__all__, *run.__all__, *analysis.__all__, "PUBLISHED_WIKITEXT103", "main"]
+__all__ = [*config.__all__, *training.__all__, *evaluation.__all__, *finetuning.__all__,
+           *run.__all__, *analysis.__all__, "PUBLISHED_WIKITEXT103", "main"]

@@ -1,21 +1,20 @@
-"""Training and evaluation: one tiny LM per position method, evaluated at 1x..8x.
+"""The experiment as a whole: every training run (in parallel processes), the results
+dict with what reproduces it (argv, registered modules, code hash), and its summary.
 
-See :mod:`posenc.experiments.extrapolation` for the protocol; the configuration is in
-:mod:`.config` and the command line in :mod:`.__main__`.
+Training is in :mod:`.training`, evaluation in :mod:`.evaluation`, fine-tuning in
+:mod:`.finetuning`; see :mod:`posenc.experiments.extrapolation` for the protocol, the
+configuration in :mod:`.config` and the command line in :mod:`.cli`.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import copy
 import hashlib
 import importlib
 import importlib.util
-import math
 import multiprocessing
 import os
 import platform
-import random
 import shlex
 import sys
 import time
@@ -23,14 +22,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from ... import retrieval
-from ..._validation import check_int, to_numpy
-from ...data import contiguous_windows, load_stdlib_corpus, random_windows
+from ..._validation import check_int
+from ...data import load_stdlib_corpus
 from ...model import TinyLM
-from ...nn import POSITIONS, T5RelativeBias
-from ...scaling import rope_scaling_frequencies
+from ...nn import POSITIONS
 from .config import (
     PRESETS,
     ExtrapolationConfig,
@@ -39,60 +35,11 @@ from .config import (
     nope_variant,
     variant_label,
 )
+from .evaluation import _evaluate
+from .finetuning import finetune_rope
+from .training import _progress, t5_bias_table, train_model
 
-__all__ = [
-    "seed_everything",
-    "learning_rate_at",
-    "train_model",
-    "t5_bias_table",
-    "per_position_loss",
-    "scaled_rope_frequencies",
-    "finetune_rope",
-    "retrieval_accuracy",
-    "run_experiment",
-    "format_summary",
-]
-
-def _progress(iterable, *, total: int, desc: str, enabled: bool):
-    """``iterable`` with a progress bar on stderr when ``enabled`` (``set_postfix`` and
-    ``close`` as tqdm's): tqdm's if it is installed (it is optional), else a plain line."""
-    if enabled:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            pass
-        else:
-            return tqdm(iterable, total=total, desc=desc, file=sys.stderr, mininterval=0.5,
-                        leave=True)
-    return _PlainProgress(iterable, total, desc, enabled)
-
-
-class _PlainProgress:
-    """A progress line on stderr, rewritten at most twice a second (no tqdm needed)."""
-
-    def __init__(self, iterable, total: int, desc: str, enabled: bool):
-        self.iterable, self.total, self.desc, self.enabled = iterable, total, desc, enabled
-        self.postfix, self.done, self.last = "", 0, 0.0
-
-    def __iter__(self):
-        for item in self.iterable:
-            yield item
-            self.done += 1
-            if self.enabled and time.perf_counter() - self.last > 0.5:
-                self._write()
-
-    def set_postfix(self, **values):
-        self.postfix = ", ".join(f"{k}={v}" for k, v in values.items())
-
-    def _write(self, end: str = ""):
-        self.last = time.perf_counter()
-        postfix = f" [{self.postfix}]" if self.postfix else ""
-        sys.stderr.write(f"\r{self.desc}: {self.done}/{self.total}{postfix}{end}")
-        sys.stderr.flush()
-
-    def close(self):
-        if self.enabled:
-            self._write("\n")
+__all__ = ["run_experiment", "format_summary"]
 
 
 def _code_hash() -> str:
@@ -138,244 +85,6 @@ def registration_record(modules) -> list[dict]:
         source = Path(path).read_bytes() if path else b""
         record.append({"module": module, "sha256": hashlib.sha256(source).hexdigest()})
     return record
-
-
-def seed_everything(seed: int) -> None:
-    """Seed python, numpy and torch, and ask torch for deterministic kernels."""
-    random.seed(seed)
-    np.random.seed(seed)  # noqa: NPY002 -- nothing here draws from it; seeded for additions
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True)
-
-
-def learning_rate_at(step: int, config: ExtrapolationConfig) -> float:
-    """Linear warm-up over ``warmup_steps``, then cosine decay to ``min_lr_ratio * lr``."""
-    peak = config.learning_rate
-    if step < config.warmup_steps:
-        return peak * (step + 1) / config.warmup_steps
-    span = max(config.steps - config.warmup_steps, 1)
-    progress = min((step - config.warmup_steps) / span, 1.0)
-    floor = config.min_lr_ratio * peak
-    return floor + (peak - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
-
-
-def _parameter_groups(model: TinyLM, config: ExtrapolationConfig) -> list[dict]:
-    """One group for everything, another (learning rate times ``t5_bias_lr_scale``) for
-    T5 bias tables."""
-    bias = {id(p) for m in model.modules() if isinstance(m, T5RelativeBias)
-            for p in m.parameters()}
-    rest = [p for p in model.parameters() if id(p) not in bias]
-    groups = [{"params": rest, "lr_scale": 1.0}]
-    if bias:
-        groups.append({"params": [p for p in model.parameters() if id(p) in bias],
-                       "lr_scale": config.t5_bias_lr_scale})
-    return groups
-
-
-def t5_bias_table(model: TinyLM) -> np.ndarray | None:
-    """The learned T5 bias of the first block, ``[num_buckets, num_heads]`` (shared by all
-    blocks by default), or ``None`` for other encodings."""
-    encoding = model.blocks[0].attn.encoding
-    if not isinstance(encoding, T5RelativeBias):
-        return None
-    return to_numpy(encoding.embedding.weight).astype(np.float64)
-
-
-def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps: int,
-                 length: int, batch_size: int, retrieval_batch_size: int, lr_at, train_data,
-                 seed: int, desc: str, progress: bool) -> dict:
-    """The training loop: AdamW steps on text windows (plus retrieval sequences when
-    ``retrieval_batch_size`` > 0), learning rate ``lr_at(step)`` times each group's scale.
-
-    Batches come from generators seeded with ``seed`` only, so every method sees the same
-    text and the same retrieval sequences. Returns the history dict of :func:`train_model`.
-    """
-    batches = torch.Generator().manual_seed(seed)
-    sequences = np.random.default_rng([seed, 1])  # retrieval: its own stream, drawn only if used
-    history = {"step": [], "loss": [], "load_average": []}
-    if retrieval_batch_size:
-        history["retrieval_loss"] = []
-    running, running_retrieval, count = 0.0, 0.0, 0
-    start = time.perf_counter()
-    model.train()
-    bar = _progress(range(steps), total=steps, desc=f"{desc:>10}", enabled=progress)
-    for step in bar:
-        for group in optimizer.param_groups:
-            group["lr"] = group["lr_scale"] * lr_at(step)
-        inputs, targets = random_windows(train_data, batch_size, length, batches)
-        logits = model(inputs)  # [batch, length, 256]
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-        total = loss
-        if retrieval_batch_size:
-            task = retrieval.training_batch(
-                train_data, retrieval_batch_size, length, sequences,
-                num_pairs=config.retrieval_pairs, num_queries=config.retrieval_queries)
-            logits = model(task.inputs)  # [retrieval batch, length, 256]
-            answer_loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                          task.targets.reshape(-1))  # answers only
-            total = loss + config.retrieval_weight * answer_loss
-            running_retrieval += answer_loss.item()
-        optimizer.zero_grad(set_to_none=True)
-        total.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        optimizer.step()
-        running, count = running + loss.item(), count + 1
-        if count == config.log_every or step == steps - 1:
-            history["step"].append(step + 1)
-            history["loss"].append(running / count)
-            if retrieval_batch_size:
-                history["retrieval_loss"].append(running_retrieval / count)
-            history["load_average"].append(os.getloadavg()[0])
-            bar.set_postfix(loss=f"{running / count:.3f}")
-            running, running_retrieval, count = 0.0, 0.0, 0
-    bar.close()
-    history["train_time_s"] = time.perf_counter() - start
-    model.eval()
-    return history
-
-
-def _optimizer(model: TinyLM, config: ExtrapolationConfig):
-    return torch.optim.AdamW(_parameter_groups(model, config), lr=config.learning_rate,
-                             betas=(0.9, 0.95), weight_decay=0.0)
-
-
-def train_model(config: ExtrapolationConfig, position: str, train_data: np.ndarray, *,
-                progress: bool = True, seed: int | None = None,
-                nope: bool = False) -> tuple[TinyLM, dict]:
-    """Train one :class:`TinyLM` with ``position`` at ``config.train_length``.
-
-    Every encoding gets the same initial seed and the same batches (generators seeded
-    with ``seed``, default ``config.seed``); ``nope=True`` trains the model with NoPE
-    layers (``config.nope_every``). Returns the model (in eval mode) and a history dict
-    with the mean training loss over each ``log_every`` steps (and the retrieval loss,
-    when the config trains retrieval), the time taken and the 1-minute load average seen
-    while training.
-    """
-    seed = config.seed if seed is None else check_int("seed", seed, minimum=0)
-    seed_everything(seed)
-    model = TinyLM(config.model_config(position, nope=nope))
-    history = _train_steps(
-        model, _optimizer(model, config), config, steps=config.steps,
-        length=config.train_length, batch_size=config.batch_size,
-        retrieval_batch_size=config.retrieval_batch_size,
-        lr_at=lambda step: learning_rate_at(step, config), train_data=train_data, seed=seed,
-        desc=nope_variant(position) if nope else position, progress=progress)
-    return model, history
-
-
-def scaled_rope_frequencies(config: ExtrapolationConfig, scaling: str,
-                            factor: float) -> tuple[np.ndarray, float]:
-    """``(frequencies [head_dim // 2], attention factor)`` of ``scaling`` ("none" or a
-    :func:`posenc.scaling.rope_scaling_frequencies` method) by ``factor`` for the
-    config's head size, base and training length."""
-    method = "default" if scaling == "none" else scaling
-    return rope_scaling_frequencies(method, config.d_model // config.num_heads,
-                                    base=config.base, factor=factor,
-                                    original_max_position_embeddings=config.train_length)
-
-
-def finetune_rope(model: TinyLM, config: ExtrapolationConfig, scaling: str,
-                  train_data: np.ndarray, *, seed: int | None = None,
-                  progress: bool = True) -> tuple[TinyLM, dict]:
-    """Extend a trained RoPE model to ``finetune_multiplier * train_length``: a copy with
-    the scaling's frequencies (and attention factor) by that factor, fine-tuned for
-    ``finetune_steps`` steps at the longer length.
-
-    Same bytes per step as training (batch sizes divided by the multiplier); a fresh
-    AdamW; learning rate warmed up over a tenth of the steps to ``finetune_lr_ratio``
-    times the peak, then cosine-decayed as in training. The copy keeps the scaling.
-    """
-    seed = config.seed if seed is None else check_int("seed", seed, minimum=0)
-    factor = config.finetune_multiplier
-    tuned = copy.deepcopy(model)
-    tuned.set_rope_frequencies(*scaled_rope_frequencies(config, scaling, factor))
-    seed_everything(seed)
-    schedule = config.replace(steps=config.finetune_steps,
-                              warmup_steps=max(config.finetune_steps // 10, 1),
-                              learning_rate=config.learning_rate * config.finetune_lr_ratio)
-    history = _train_steps(
-        tuned, _optimizer(tuned, config), config, steps=config.finetune_steps,
-        length=config.train_length * factor, batch_size=config.batch_size // factor,
-        retrieval_batch_size=config.retrieval_batch_size // factor,
-        lr_at=lambda step: learning_rate_at(step, schedule), train_data=train_data,
-        seed=seed + 1000, desc=finetune_variant(scaling), progress=progress)
-    return tuned, history
-
-
-@torch.no_grad()
-def retrieval_accuracy(model: TinyLM, config: ExtrapolationConfig, text: np.ndarray,
-                       length: int) -> tuple[np.ndarray, np.ndarray]:
-    """Accuracy of the retrieval task at ``length``, per answer distance.
-
-    ``config.retrieval_distances`` distances spread over the length
-    (:func:`posenc.retrieval.evaluation_distances`), ``retrieval_per_distance`` sequences
-    each, drawn from ``text`` with the seed ``length`` (the same sequences for every
-    method and seed). A sequence counts as right when the most likely next byte after
-    the query is the value. Returns ``(distances, accuracy)``, both ``[distances]``.
-    """
-    distances = retrieval.evaluation_distances(length, config.retrieval_distances)
-    batch = retrieval.evaluation_batch(text, length, distances, config.retrieval_per_distance,
-                                       seed=length, num_pairs=config.retrieval_pairs)
-    right = []
-    for i in range(0, batch.inputs.shape[0], config.eval_batch_size):
-        logits = model(batch.inputs[i:i + config.eval_batch_size])[:, -1]  # [b, 256]
-        right.append(logits.argmax(-1) == batch.targets[i:i + config.eval_batch_size, -1])
-    accuracy = torch.cat(right).double().view(len(distances), -1).mean(1)  # [distances]
-    return distances, to_numpy(accuracy)
-
-
-@torch.no_grad()
-def per_position_loss(model: TinyLM, inputs: torch.Tensor, targets: torch.Tensor,
-                      batch_size: int = 16) -> np.ndarray:
-    """Cross-entropy (nats) at each position, averaged over windows.
-
-    Shape: ``inputs``/``targets`` int64 ``[windows, length]``; returns float64 ``[length]``.
-    """
-    total = torch.zeros(inputs.shape[1], dtype=torch.float64)
-    for i in range(0, inputs.shape[0], batch_size):
-        logits = model(inputs[i:i + batch_size])  # [b, length, vocab]
-        loss = F.cross_entropy(logits.transpose(1, 2), targets[i:i + batch_size],
-                               reduction="none")  # [b, length]
-        total += loss.double().sum(0)
-    return to_numpy(total / inputs.shape[0])
-
-
-def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *,
-              adapt=None, may_be_undefined: bool = False) -> dict:
-    """Loss at every evaluation length, the per-position curve at the longest defined
-    length and, when the config has the retrieval task, its accuracy per length and
-    distance. Entries are ``None`` where a method that registered an ``undefined_note``
-    cannot run (its model raises ``ValueError``, as a learned table does past its last
-    row). ``adapt(model, train_length, eval_length)`` (a registered evaluation-time
-    variant) gives the model evaluated at each length."""
-    start = time.perf_counter()
-    losses, curve, accuracy, distances = [], None, [], []
-    for length in config.eval_lengths:
-        evaluated = model if adapt is None else adapt(model, config.train_length, length)
-        inputs, targets = contiguous_windows(heldout, length, config.eval_tokens)
-        try:
-            values = per_position_loss(evaluated, inputs, targets, config.eval_batch_size)
-        except ValueError:
-            if not may_be_undefined:
-                raise
-            losses.append(None)  # not defined at this length
-            accuracy.append(None)
-            distances.append(None)
-            continue
-        curve = values
-        losses.append(float(curve.mean()))
-        if config.retrieval:
-            at, right = retrieval_accuracy(evaluated, config, heldout, length)
-            distances.append(at.tolist())
-            accuracy.append(right)
-    result = {"loss": losses, "per_position_loss": curve}
-    if config.retrieval:
-        result["retrieval_distances"] = distances
-        result["retrieval_by_distance"] = accuracy
-        result["retrieval_accuracy"] = [None if a is None else float(np.mean(a))
-                                        for a in accuracy]
-    result["eval_time_s"] = time.perf_counter() - start
-    return result
 
 
 def _rounded(values, digits: int = 4):

@@ -1,0 +1,97 @@
+"""Evaluation: the held-out loss at every position and length, and the retrieval task's
+accuracy, of a trained model (or an evaluation-time variant of it).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ... import retrieval
+from ..._validation import to_numpy
+from ...data import contiguous_windows
+from ...model import TinyLM
+from .config import (
+    ExtrapolationConfig,
+)
+
+__all__ = ["retrieval_accuracy", "per_position_loss"]
+
+
+@torch.no_grad()
+def retrieval_accuracy(model: TinyLM, config: ExtrapolationConfig, text: np.ndarray,
+                       length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy of the retrieval task at ``length``, per answer distance.
+
+    ``config.retrieval_distances`` distances spread over the length
+    (:func:`posenc.retrieval.evaluation_distances`), ``retrieval_per_distance`` sequences
+    each, drawn from ``text`` with the seed ``length`` (the same sequences for every
+    method and seed). A sequence counts as right when the most likely next byte after
+    the query is the value. Returns ``(distances, accuracy)``, both ``[distances]``.
+    """
+    distances = retrieval.evaluation_distances(length, config.retrieval_distances)
+    batch = retrieval.evaluation_batch(text, length, distances, config.retrieval_per_distance,
+                                       seed=length, num_pairs=config.retrieval_pairs)
+    right = []
+    for i in range(0, batch.inputs.shape[0], config.eval_batch_size):
+        logits = model(batch.inputs[i:i + config.eval_batch_size])[:, -1]  # [b, 256]
+        right.append(logits.argmax(-1) == batch.targets[i:i + config.eval_batch_size, -1])
+    accuracy = torch.cat(right).double().view(len(distances), -1).mean(1)  # [distances]
+    return distances, to_numpy(accuracy)
+
+
+@torch.no_grad()
+def per_position_loss(model: TinyLM, inputs: torch.Tensor, targets: torch.Tensor,
+                      batch_size: int = 16) -> np.ndarray:
+    """Cross-entropy (nats) at each position, averaged over windows.
+
+    Shape: ``inputs``/``targets`` int64 ``[windows, length]``; returns float64 ``[length]``.
+    """
+    total = torch.zeros(inputs.shape[1], dtype=torch.float64)
+    for i in range(0, inputs.shape[0], batch_size):
+        logits = model(inputs[i:i + batch_size])  # [b, length, vocab]
+        loss = F.cross_entropy(logits.transpose(1, 2), targets[i:i + batch_size],
+                               reduction="none")  # [b, length]
+        total += loss.double().sum(0)
+    return to_numpy(total / inputs.shape[0])
+
+
+def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *,
+              adapt=None, may_be_undefined: bool = False) -> dict:
+    """Loss at every evaluation length, the per-position curve at the longest defined
+    length and, when the config has the retrieval task, its accuracy per length and
+    distance. Entries are ``None`` where a method that registered an ``undefined_note``
+    cannot run (its model raises ``ValueError``, as a learned table does past its last
+    row). ``adapt(model, train_length, eval_length)`` (a registered evaluation-time
+    variant) gives the model evaluated at each length."""
+    start = time.perf_counter()
+    losses, curve, accuracy, distances = [], None, [], []
+    for length in config.eval_lengths:
+        evaluated = model if adapt is None else adapt(model, config.train_length, length)
+        inputs, targets = contiguous_windows(heldout, length, config.eval_tokens)
+        try:
+            values = per_position_loss(evaluated, inputs, targets, config.eval_batch_size)
+        except ValueError:
+            if not may_be_undefined:
+                raise
+            losses.append(None)  # not defined at this length
+            accuracy.append(None)
+            distances.append(None)
+            continue
+        curve = values
+        losses.append(float(curve.mean()))
+        if config.retrieval:
+            at, right = retrieval_accuracy(evaluated, config, heldout, length)
+            distances.append(at.tolist())
+            accuracy.append(right)
+    result = {"loss": losses, "per_position_loss": curve}
+    if config.retrieval:
+        result["retrieval_distances"] = distances
+        result["retrieval_by_distance"] = accuracy
+        result["retrieval_accuracy"] = [None if a is None else float(np.mean(a))
+                                        for a in accuracy]
+    result["eval_time_s"] = time.perf_counter() - start
+    return result

@@ -1,0 +1,195 @@
+"""Training: one tiny LM per position method, every method on the same batches.
+
+Seeding, the learning-rate schedule, the parameter groups and the training loop that
+:func:`train_model` and the fine-tuning (:mod:`.finetuning`) share. See
+:mod:`posenc.experiments.extrapolation` for the protocol.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ... import retrieval
+from ..._validation import check_int, to_numpy
+from ...data import random_windows
+from ...model import TinyLM
+from ...nn import T5RelativeBias
+from .config import (
+    ExtrapolationConfig,
+    nope_variant,
+)
+
+__all__ = ["seed_everything", "learning_rate_at", "t5_bias_table", "train_model"]
+
+
+def _progress(iterable, *, total: int, desc: str, enabled: bool):
+    """``iterable`` with a progress bar on stderr when ``enabled`` (``set_postfix`` and
+    ``close`` as tqdm's): tqdm's if it is installed (it is optional), else a plain line."""
+    if enabled:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            pass
+        else:
+            return tqdm(iterable, total=total, desc=desc, file=sys.stderr, mininterval=0.5,
+                        leave=True)
+    return _PlainProgress(iterable, total, desc, enabled)
+
+
+class _PlainProgress:
+    """A progress line on stderr, rewritten at most twice a second (no tqdm needed)."""
+
+    def __init__(self, iterable, total: int, desc: str, enabled: bool):
+        self.iterable, self.total, self.desc, self.enabled = iterable, total, desc, enabled
+        self.postfix, self.done, self.last = "", 0, 0.0
+
+    def __iter__(self):
+        for item in self.iterable:
+            yield item
+            self.done += 1
+            if self.enabled and time.perf_counter() - self.last > 0.5:
+                self._write()
+
+    def set_postfix(self, **values):
+        self.postfix = ", ".join(f"{k}={v}" for k, v in values.items())
+
+    def _write(self, end: str = ""):
+        self.last = time.perf_counter()
+        postfix = f" [{self.postfix}]" if self.postfix else ""
+        sys.stderr.write(f"\r{self.desc}: {self.done}/{self.total}{postfix}{end}")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.enabled:
+            self._write("\n")
+
+
+def seed_everything(seed: int) -> None:
+    """Seed python, numpy and torch, and ask torch for deterministic kernels."""
+    random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 -- nothing here draws from it; seeded for additions
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
+
+
+def learning_rate_at(step: int, config: ExtrapolationConfig) -> float:
+    """Linear warm-up over ``warmup_steps``, then cosine decay to ``min_lr_ratio * lr``."""
+    peak = config.learning_rate
+    if step < config.warmup_steps:
+        return peak * (step + 1) / config.warmup_steps
+    span = max(config.steps - config.warmup_steps, 1)
+    progress = min((step - config.warmup_steps) / span, 1.0)
+    floor = config.min_lr_ratio * peak
+    return floor + (peak - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def _parameter_groups(model: TinyLM, config: ExtrapolationConfig) -> list[dict]:
+    """One group for everything, another (learning rate times ``t5_bias_lr_scale``) for
+    T5 bias tables."""
+    bias = {id(p) for m in model.modules() if isinstance(m, T5RelativeBias)
+            for p in m.parameters()}
+    rest = [p for p in model.parameters() if id(p) not in bias]
+    groups = [{"params": rest, "lr_scale": 1.0}]
+    if bias:
+        groups.append({"params": [p for p in model.parameters() if id(p) in bias],
+                       "lr_scale": config.t5_bias_lr_scale})
+    return groups
+
+
+def t5_bias_table(model: TinyLM) -> np.ndarray | None:
+    """The learned T5 bias of the first block, ``[num_buckets, num_heads]`` (shared by all
+    blocks by default), or ``None`` for other encodings."""
+    encoding = model.blocks[0].attn.encoding
+    if not isinstance(encoding, T5RelativeBias):
+        return None
+    return to_numpy(encoding.embedding.weight).astype(np.float64)
+
+
+def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps: int,
+                 length: int, batch_size: int, retrieval_batch_size: int, lr_at, train_data,
+                 seed: int, desc: str, progress: bool) -> dict:
+    """The training loop: AdamW steps on text windows (plus retrieval sequences when
+    ``retrieval_batch_size`` > 0), learning rate ``lr_at(step)`` times each group's scale.
+
+    Batches come from generators seeded with ``seed`` only, so every method sees the same
+    text and the same retrieval sequences. Returns the history dict of :func:`train_model`.
+    """
+    batches = torch.Generator().manual_seed(seed)
+    sequences = np.random.default_rng([seed, 1])  # retrieval: its own stream, drawn only if used
+    history = {"step": [], "loss": [], "load_average": []}
+    if retrieval_batch_size:
+        history["retrieval_loss"] = []
+    running, running_retrieval, count = 0.0, 0.0, 0
+    start = time.perf_counter()
+    model.train()
+    bar = _progress(range(steps), total=steps, desc=f"{desc:>10}", enabled=progress)
+    for step in bar:
+        for group in optimizer.param_groups:
+            group["lr"] = group["lr_scale"] * lr_at(step)
+        inputs, targets = random_windows(train_data, batch_size, length, batches)
+        logits = model(inputs)  # [batch, length, 256]
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        total = loss
+        if retrieval_batch_size:
+            task = retrieval.training_batch(
+                train_data, retrieval_batch_size, length, sequences,
+                num_pairs=config.retrieval_pairs, num_queries=config.retrieval_queries)
+            logits = model(task.inputs)  # [retrieval batch, length, 256]
+            answer_loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                          task.targets.reshape(-1))  # answers only
+            total = loss + config.retrieval_weight * answer_loss
+            running_retrieval += answer_loss.item()
+        optimizer.zero_grad(set_to_none=True)
+        total.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        optimizer.step()
+        running, count = running + loss.item(), count + 1
+        if count == config.log_every or step == steps - 1:
+            history["step"].append(step + 1)
+            history["loss"].append(running / count)
+            if retrieval_batch_size:
+                history["retrieval_loss"].append(running_retrieval / count)
+            history["load_average"].append(os.getloadavg()[0])
+            bar.set_postfix(loss=f"{running / count:.3f}")
+            running, running_retrieval, count = 0.0, 0.0, 0
+    bar.close()
+    history["train_time_s"] = time.perf_counter() - start
+    model.eval()
+    return history
+
+
+def _optimizer(model: TinyLM, config: ExtrapolationConfig):
+    return torch.optim.AdamW(_parameter_groups(model, config), lr=config.learning_rate,
+                             betas=(0.9, 0.95), weight_decay=0.0)
+
+
+def train_model(config: ExtrapolationConfig, position: str, train_data: np.ndarray, *,
+                progress: bool = True, seed: int | None = None,
+                nope: bool = False) -> tuple[TinyLM, dict]:
+    """Train one :class:`TinyLM` with ``position`` at ``config.train_length``.
+
+    Every encoding gets the same initial seed and the same batches (generators seeded
+    with ``seed``, default ``config.seed``); ``nope=True`` trains the model with NoPE
+    layers (``config.nope_every``). Returns the model (in eval mode) and a history dict
+    with the mean training loss over each ``log_every`` steps (and the retrieval loss,
+    when the config trains retrieval), the time taken and the 1-minute load average seen
+    while training.
+    """
+    seed = config.seed if seed is None else check_int("seed", seed, minimum=0)
+    seed_everything(seed)
+    model = TinyLM(config.model_config(position, nope=nope))
+    history = _train_steps(
+        model, _optimizer(model, config), config, steps=config.steps,
+        length=config.train_length, batch_size=config.batch_size,
+        retrieval_batch_size=config.retrieval_batch_size,
+        lr_at=lambda step: learning_rate_at(step, config), train_data=train_data, seed=seed,
+        desc=nope_variant(position) if nope else position, progress=progress)
+    return model, history
