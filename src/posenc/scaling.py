@@ -497,13 +497,12 @@ def attention_temperature(positions, *, floor_scale: float = 8192, attn_scale: f
     floor_scale = check_float("floor_scale", floor_scale, greater_than=0.0)
     attn_scale = check_float("attn_scale", attn_scale, at_least=0.0)
     if is_tensor(positions):
-        import torch
-
         if positions.is_floating_point() or positions.is_complex():
             raise TypeError(f"positions must be integers, got {positions.dtype}")
         if positions.device.type != "meta" and positions.numel() and positions.min() < 0:
             raise ValueError("positions must be >= 0")
-        return torch.log1p(torch.floor((positions.float() + 1.0) / floor_scale)) * attn_scale + 1.0
+        # the tensor's own methods: the same formula, and this numpy module imports no torch
+        return ((positions.float() + 1.0) / floor_scale).floor().log1p() * attn_scale + 1.0
     arr = np.asarray(positions)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"positions must be integers, got dtype {arr.dtype}")
