@@ -310,15 +310,15 @@ def test_own_method_options_are_set_from_the_command_line(logdist):
 
     config = config_from_command_line(["--preset", "small", "--encodings", "logdist,alibi",
                                        "--options", "logdist:log_slope_init=0.25"])
-    assert config.options == (("logdist", (("log_slope_init", 0.25),)),)
+    assert dict(config.options)["logdist"] == (("log_slope_init", 0.25),)
+    assert dict(config.options)["t5"] == (("max_distance", 32),)  # the preset's, kept
     model = TinyLM(config.model_config("logdist"))
     slopes = model.blocks[0].attn.encoding.slopes.detach()
     assert torch.equal(slopes, torch.full((config.num_heads,), 0.25))
-    assert config.to_dict()["options"] == {"logdist": {"log_slope_init": 0.25}}
+    assert config.to_dict()["options"] == {"logdist": {"log_slope_init": 0.25},
+                                           "t5": {"max_distance": 32}}
     assert ExtrapolationConfig.from_dict(config.to_dict()) == config
-    # a config without options has the canonical JSON (and hash) it had before options existed
-    assert "options" not in PRESETS["small"].to_dict()
-    assert config_hash(config) != config_hash(config.replace(options=()))
+    assert config_hash(config) != config_hash(config.replace(options=PRESETS["small"].options))
     with pytest.raises(TypeError, match=r"decay are not options of 'logdist', which takes "
                                         r"log_slope_init"):
         config_from_command_line(["--encodings", "logdist", "--options", "logdist:decay=1"])
