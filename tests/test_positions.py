@@ -278,7 +278,7 @@ def _check_results(results):
     assert results["config"] == ExtrapolationConfig(
         encodings=("logdist", "alibi"), train_length=8, d_model=16, num_heads=2, num_layers=1,
         d_ff=32, steps=30, batch_size=8, learning_rate=0.01, warmup_steps=4, eval_tokens=512,
-        log_every=10).to_dict()
+        log_every=10, options={"t5": {"bias_lr_scale": 10.0}}).to_dict()  # the text preset's
 
 
 def test_own_method_runs_through_the_experiment(logdist, tmp_path, capsys):
@@ -294,7 +294,8 @@ def test_command_line_registers_a_method_from_a_module(logdist, tmp_path):
     (tmp_path / "my_positions.py").write_text(
         "import test_positions\ntest_positions.register_log_distance()\n")
     env = {**os.environ, "PYTHONHASHSEED": "0",
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).parent)])}
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).parents[1] / "src"),
+                                          str(Path(__file__).parent)])}  # this tree's posenc
     out = tmp_path / "results.json"
     proc = subprocess.run(
         [sys.executable, "-m", "posenc.experiments.extrapolation", "--register", "my_positions",
@@ -341,7 +342,8 @@ def test_a_results_file_reruns_from_its_own_recorded_command(logdist, tmp_path):
     assert argv[1:3] == ["-m", "posenc.experiments.extrapolation"]
     assert recorded["register"] == [{"module": str(module), "sha256": __import__(
         "hashlib").sha256(module.read_bytes()).hexdigest()}]
-    assert recorded["config"]["options"] == {"logdist": {"log_slope_init": 0.25}}
+    assert recorded["config"]["options"] == {"logdist": {"log_slope_init": 0.25},
+                                             "t5": {"bias_lr_scale": 10.0}}  # text preset's
     second = tmp_path / "second.json"
     argv = [*argv[:argv.index("--output") + 1], str(second), *argv[argv.index("--output") + 2:]]
     env = {**os.environ, "PYTHONHASHSEED": "0",
