@@ -38,12 +38,14 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = results_path("extrapolation_results.json")
 
 TINY = dict(encodings=("none", "sinusoidal", "learned", "rope", "alibi", "t5"), train_length=8,
-            d_model=16, num_heads=2, num_layers=1, d_ff=32, t5_num_buckets=8,
-            t5_max_distance=8, steps=40, batch_size=8, learning_rate=1e-2, warmup_steps=4,
+            d_model=16, num_heads=2, num_layers=1, d_ff=32,
+            options={"t5": {"num_buckets": 8, "max_distance": 8, "bias_lr_scale": 10.0}},
+            steps=40, batch_size=8, learning_rate=1e-2, warmup_steps=4,
             eval_tokens=512, log_every=10)
 TINY_ARGS = ["--preset", "text", "--encodings", ",".join(TINY["encodings"])] + [
-    arg for key, value in TINY.items() if key != "encodings"
-    for arg in ("--" + key.replace("_", "-"), str(value))]
+    arg for key, value in TINY.items() if key not in ("encodings", "options")
+    for arg in ("--" + key.replace("_", "-"), str(value))] + [
+    "--options", "t5:" + ",".join(f"{k}={v}" for k, v in TINY["options"]["t5"].items())]
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest.py
@@ -127,10 +129,12 @@ def test_learning_rate_schedule():
 def test_rope_pi_divides_every_frequency_by_the_length_ratio():
     config = PRESETS["text"]
     head_dim = config.d_model // config.num_heads
+    base = config.method_options("rope")["base"]
+    assert base == 10000.0  # RoPE's default, as the committed results were trained
     for mult in config.eval_multipliers:
-        got = pi_frequencies(head_dim, config.base, config.train_length,
+        got = pi_frequencies(head_dim, base, config.train_length,
                              mult * config.train_length)
-        np.testing.assert_allclose(got, rope_frequencies(head_dim, config.base) / mult,
+        np.testing.assert_allclose(got, rope_frequencies(head_dim, base) / mult,
                                    rtol=1e-15)
 
 
@@ -221,7 +225,8 @@ def committed():
 def test_committed_results_come_from_the_current_default_config(committed):
     """If this fails, the defaults changed: rerun the full experiment (see the chapter)."""
     full = PRESETS["text"]
-    assert committed["config"] == full.to_dict()
+    # written before options were per method: its base and t5_* fields read as options
+    assert ExtrapolationConfig.from_dict(committed["config"]) == full
     assert committed["config_hash"] == config_hash(full)
     assert list(committed["variants"]) == list(full.variants)
     assert committed["eval_lengths"] == list(full.eval_lengths)
@@ -234,7 +239,7 @@ def test_committed_results_come_from_the_current_default_config(committed):
 
 
 @pytest.mark.parametrize("name, changes", [
-    ("t5_lr1", dict(encodings=("t5",), t5_bias_lr_scale=1.0)),  # the learning-rate pitfall
+    ("t5_lr1", dict(encodings=("t5",), options={})),  # the learning-rate pitfall: T5 at 1x
     ("seed1", dict(encodings=("sinusoidal", "alibi"), seed=1)),  # the seed check
     ("shaw", dict(encodings=("shaw",))),  # an exercise's answer
 ])
@@ -242,7 +247,8 @@ def test_committed_side_runs_match_their_documented_commands(name, changes):
     """results/extrapolation_results_<name>.json: the full defaults with the chapter's options."""
     side = load_results(f"extrapolation_results_{name}.json")
     expected = dataclasses.replace(PRESETS["text"], **changes)
-    assert side["config"] == expected.to_dict()
+    assert ExtrapolationConfig.from_dict(side["config"]) == expected
+    assert side["config_hash"] == config_hash(expected)
     assert list(side["variants"]) == list(expected.variants)
 
 

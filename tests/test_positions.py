@@ -278,7 +278,7 @@ def _check_results(results):
     assert results["config"] == ExtrapolationConfig(
         encodings=("logdist", "alibi"), train_length=8, d_model=16, num_heads=2, num_layers=1,
         d_ff=32, steps=30, batch_size=8, learning_rate=0.01, warmup_steps=4, eval_tokens=512,
-        log_every=10).to_dict()
+        log_every=10, options={"t5": {"bias_lr_scale": 10.0}}).to_dict()  # the text preset's
 
 
 def test_own_method_runs_through_the_experiment(logdist, tmp_path, capsys):
@@ -294,7 +294,8 @@ def test_command_line_registers_a_method_from_a_module(logdist, tmp_path):
     (tmp_path / "my_positions.py").write_text(
         "import test_positions\ntest_positions.register_log_distance()\n")
     env = {**os.environ, "PYTHONHASHSEED": "0",
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).parent)])}
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).parents[1] / "src"),
+                                          str(Path(__file__).parent)])}  # this tree's posenc
     out = tmp_path / "results.json"
     proc = subprocess.run(
         [sys.executable, "-m", "posenc.experiments.extrapolation", "--register", "my_positions",
@@ -310,15 +311,15 @@ def test_own_method_options_are_set_from_the_command_line(logdist):
 
     config = config_from_command_line(["--preset", "small", "--encodings", "logdist,alibi",
                                        "--options", "logdist:log_slope_init=0.25"])
-    assert config.options == (("logdist", (("log_slope_init", 0.25),)),)
+    assert dict(config.options)["logdist"] == (("log_slope_init", 0.25),)
+    assert dict(config.options)["t5"] == (("max_distance", 32),)  # the preset's, kept
     model = TinyLM(config.model_config("logdist"))
     slopes = model.blocks[0].attn.encoding.slopes.detach()
     assert torch.equal(slopes, torch.full((config.num_heads,), 0.25))
-    assert config.to_dict()["options"] == {"logdist": {"log_slope_init": 0.25}}
+    assert config.to_dict()["options"] == {"logdist": {"log_slope_init": 0.25},
+                                           "t5": {"max_distance": 32}}
     assert ExtrapolationConfig.from_dict(config.to_dict()) == config
-    # a config without options has the canonical JSON (and hash) it had before options existed
-    assert "options" not in PRESETS["small"].to_dict()
-    assert config_hash(config) != config_hash(config.replace(options=()))
+    assert config_hash(config) != config_hash(config.replace(options=PRESETS["small"].options))
     with pytest.raises(TypeError, match=r"decay are not options of 'logdist', which takes "
                                         r"log_slope_init"):
         config_from_command_line(["--encodings", "logdist", "--options", "logdist:decay=1"])
@@ -341,7 +342,8 @@ def test_a_results_file_reruns_from_its_own_recorded_command(logdist, tmp_path):
     assert argv[1:3] == ["-m", "posenc.experiments.extrapolation"]
     assert recorded["register"] == [{"module": str(module), "sha256": __import__(
         "hashlib").sha256(module.read_bytes()).hexdigest()}]
-    assert recorded["config"]["options"] == {"logdist": {"log_slope_init": 0.25}}
+    assert recorded["config"]["options"] == {"logdist": {"log_slope_init": 0.25},
+                                             "t5": {"bias_lr_scale": 10.0}}  # text preset's
     second = tmp_path / "second.json"
     argv = [*argv[:argv.index("--output") + 1], str(second), *argv[argv.index("--output") + 2:]]
     env = {**os.environ, "PYTHONHASHSEED": "0",

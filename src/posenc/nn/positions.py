@@ -140,6 +140,12 @@ class PositionEncoding(nn.Module):
     #: Use one instance for every block of a model (T5's shared bias table).
     shared_across_layers: bool = False
 
+    #: A trainer's learning rate for this module's parameters is the shared one times this
+    #: (``None``: the shared rate, in the shared parameter group). The experiment
+    #: (:mod:`posenc.experiments.extrapolation`) reads it, whatever the method; T5 sets it
+    #: from its ``bias_lr_scale`` option.
+    param_lr_scale: float | None = None
+
     def embed(self, x: torch.Tensor) -> torch.Tensor:
         """``[batch, seq, d_model]`` -> the same, with position added."""
         return x
@@ -209,6 +215,13 @@ class PositionMethod:
     #: :data:`posenc.compare.METHODS` (that chapter's tables), and nothing else changes.
     in_comparison: bool = True
     options: Mapping = field(default_factory=dict)
+    #: True for a rotary method whose model takes scaled frequencies
+    #: (:meth:`posenc.model.TinyLM.set_rope_frequencies`): the experiment's fine-tuning
+    #: extension (``finetune_scalings``) then extends it with each scaling.
+    finetunable: bool = False
+    #: ``record(module) -> {field: numbers}``: extra numbers the experiment stores with a
+    #: trained model's entry (T5: its learned bias table, ``t5_bias``).
+    record: Callable | None = None
 
     @property
     def hooks(self) -> tuple[str, ...]:
@@ -230,6 +243,7 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
                       paper: str = "", parameter_scope: str = "none", color: str = "#777777",
                       cost: Callable | None = None, variants: Sequence[Variant] = (),
                       undefined_note: str = "", in_comparison: bool = True,
+                      finetunable: bool = False, record: Callable | None = None,
                       replace: bool = False) -> PositionMethod:
     """Register ``module`` under ``name``; returns the :class:`PositionMethod`.
 
@@ -245,8 +259,14 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
     multiply-add is 2 FLOPs, memory in elements); without it the cost is measured
     (:func:`posenc.compare.measured_attention_cost`). ``color`` is the method's colour in
     the figures (see :func:`check_color`). ``in_comparison=False`` keeps a method out of
-    the course's side-by-side tables (:data:`posenc.compare.METHODS`). Registering a taken name
-    raises ``ValueError`` unless ``replace=True`` (handy when re-running a cell).
+    the course's side-by-side tables (:data:`posenc.compare.METHODS`). What the experiment
+    does beyond training and evaluating it comes from here too, never from its name:
+    ``finetunable=True`` (a rotary method whose model takes
+    :meth:`~posenc.model.TinyLM.set_rope_frequencies`) gets the fine-tuned variants,
+    ``record(module)`` returns extra numbers for the results (``{field: array-like}``), and
+    a module that sets :attr:`PositionEncoding.param_lr_scale` gets its own learning rate.
+    Registering a taken name raises ``ValueError`` unless ``replace=True`` (handy when
+    re-running a cell).
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be a str usable as an identifier, got {name!r}")
@@ -261,6 +281,9 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
                          "(pass replace=True to replace it)")
     factory = module if build is None else build
     color = check_color(name, color)
+    if record is not None and not callable(record):
+        raise TypeError(f"method {name!r}: record must be a function of the trained module, "
+                        f"got {record!r}")
     _check_method(name, module, factory, family)
     options = {p.name: p.default for p in inspect.signature(factory).parameters.values()
                if p.kind is p.KEYWORD_ONLY}
@@ -268,7 +291,8 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
                             family=family, where=where, models=models, paper=paper,
                             parameter_scope=parameter_scope, color=color, cost=cost,
                             variants=tuple(variants), undefined_note=undefined_note,
-                            in_comparison=bool(in_comparison), options=options)
+                            in_comparison=bool(in_comparison), options=options,
+                            finetunable=bool(finetunable), record=record)
     POSITIONS[name] = method
     return method
 

@@ -135,7 +135,7 @@ register_position(
     "rope", RotaryEmbedding, build=_build_rope, label="RoPE",
     family="relative (made from absolute rotations)", where="rotates q and k in every layer",
     models="LLaMA, GPT-NeoX, Mistral", paper="Su et al., 2021", parameter_scope="none",
-    color="#D55E00", cost=_rope_cost,
+    color="#D55E00", cost=_rope_cost, finetunable=True,
     variants=[Variant("rope_pi", "RoPE + PI", _with_pi,
                       note="RoPE weights, frequencies / (L_eval / L_train) at evaluation "
                            "(Position Interpolation, no fine-tuning)")])

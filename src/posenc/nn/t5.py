@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
-from .._validation import check_int
+from .._validation import check_float, check_int, to_numpy
 from ..relative import relative_positions, t5_relative_bucket
 from .alibi import bias_cost
 from .positions import AttentionSpec, PositionEncoding, register_position
@@ -63,14 +64,25 @@ class T5RelativeBias(PositionEncoding):
 
 
 def _build_t5(spec: AttentionSpec, *, num_buckets: int = 32, max_distance: int = 128,
-              share_t5_bias: bool = True):
+              share_t5_bias: bool = True, bias_lr_scale: float = 1.0):
+    """``bias_lr_scale`` multiplies the learning rate of the bias table in a trainer that
+    reads :attr:`~posenc.nn.PositionEncoding.param_lr_scale` (the experiment does): a
+    learned bias must grow to several units to act like a recency penalty, and Adam moves
+    a parameter by about one learning rate per step."""
     # T5's decoder uses one-sided buckets; its encoder two-sided ones
-    return T5RelativeBias(spec.num_heads, num_buckets=num_buckets, max_distance=max_distance,
-                          bidirectional=not spec.causal, shared_across_layers=share_t5_bias)
+    module = T5RelativeBias(spec.num_heads, num_buckets=num_buckets, max_distance=max_distance,
+                            bidirectional=not spec.causal, shared_across_layers=share_t5_bias)
+    module.param_lr_scale = check_float("bias_lr_scale", bias_lr_scale, greater_than=0.0)
+    return module
+
+
+def _bias_table(module: T5RelativeBias) -> dict:
+    """The experiment's record of a trained table: ``t5_bias`` ``[num_buckets, num_heads]``."""
+    return {"t5_bias": to_numpy(module.embedding.weight).astype(np.float64)}
 
 
 register_position(
     "t5", T5RelativeBias, build=_build_t5, label="T5 bias", family="relative",
     where="learned bias on the logits in every layer", models="T5",
     paper="Raffel et al., 2020", parameter_scope="one table per stack, shared by all its layers",
-    color="#CC79A7", cost=bias_cost)
+    color="#CC79A7", cost=bias_cost, record=_bias_table)

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..._validation import check_int
 from ...relative import t5_relative_bucket
+from .config import ExtrapolationConfig, variant_source
 
 __all__ = ["binned_mean", "t5_bias_by_distance"]
 
@@ -32,13 +33,16 @@ def t5_bias_by_distance(results: dict, variant: str = "t5", max_distance: int | 
 
     Returns ``(distances, bias)`` with ``distances`` ``[0 .. max_distance]`` (default: the
     longest evaluation length minus one) and ``bias`` ``[num_heads, len(distances)]``,
-    looked up through :func:`posenc.relative.t5_relative_bucket` (causal buckets).
+    looked up through :func:`posenc.relative.t5_relative_bucket` (causal buckets) with
+    the options the model was trained with (read from the results' config, old layout
+    included).
     """
-    config = results["config"]
+    config = ExtrapolationConfig.from_dict(results["config"])
+    options = config.method_options(variant_source(variant))
     table = np.asarray(results["variants"][variant]["t5_bias"])  # [buckets, heads]
     max_distance = results["eval_lengths"][-1] - 1 if max_distance is None else max_distance
     distances = np.arange(max_distance + 1)
     buckets = t5_relative_bucket(-distances, bidirectional=False,
-                                 num_buckets=config["t5_num_buckets"],
-                                 max_distance=config["t5_max_distance"])
+                                 num_buckets=options["num_buckets"],
+                                 max_distance=options["max_distance"])
     return distances, table[buckets].T

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from ...nn import POSITION_METHODS
+from ...nn import POSITION_METHODS, POSITIONS
 from .config import PRESETS, ExtrapolationConfig
 from .run import format_summary, import_registration, run_experiment
 
@@ -111,7 +111,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
 def _config(args: argparse.Namespace) -> ExtrapolationConfig:
     """The preset with the options given on the command line."""
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(ExtrapolationConfig)
-                 if getattr(args, f.name, None) is not None}
+                 if f.name != "options" and getattr(args, f.name, None) is not None}
     preset = PRESETS[args.preset]
     if args.options:
         options = {name: dict(opts) for name, opts in preset.options}
@@ -122,7 +122,9 @@ def _config(args: argparse.Namespace) -> ExtrapolationConfig:
         if "nope_encodings" not in overrides:
             overrides["nope_encodings"] = tuple(e for e in preset.nope_encodings
                                                 if e in overrides["encodings"])
-        if "finetune_scalings" not in overrides and "rope" not in overrides["encodings"]:
+        tunable = [e for e in overrides["encodings"]
+                   if e in POSITIONS and POSITIONS[e].finetunable]
+        if "finetune_scalings" not in overrides and not tunable:
             overrides["finetune_scalings"] = ()
     return dataclasses.replace(preset, **overrides)
 

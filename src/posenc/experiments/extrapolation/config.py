@@ -2,7 +2,9 @@
 
 The variants evaluated come from the registry (:data:`posenc.nn.POSITIONS`): each
 trained method is followed by the evaluation-time variants it registered (learned +
-interpolation, RoPE + Position Interpolation).
+interpolation, RoPE + Position Interpolation) and, when it registered
+``finetunable=True`` (RoPE), its fine-tuned models. A method's settings are its own
+options (``options={"t5": {"max_distance": 64}}``), never a field here.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ VARIANT_LABELS = _VariantLabels()
 
 
 _FINETUNE_LABELS = {"none": "no scaling", "linear": "PI", "ntk": "NTK-aware", "yarn": "YaRN"}
-_NOPE_SUFFIX, _FINETUNE_PREFIX = "_nope", "rope_ft_"
+_NOPE_SUFFIX, _FINETUNE_INFIX = "_nope", "_ft_"
 
 
 def nope_variant(encoding: str) -> str:
@@ -93,17 +95,27 @@ def nope_variant(encoding: str) -> str:
     return encoding + _NOPE_SUFFIX
 
 
-def finetune_variant(scaling: str) -> str:
-    """The name of RoPE fine-tuned with ``scaling`` (``"yarn"`` -> ``"rope_ft_yarn"``)."""
-    return _FINETUNE_PREFIX + scaling
+def finetune_variant(scaling: str, encoding: str = "rope") -> str:
+    """The name of a fine-tunable method fine-tuned with ``scaling`` (``"yarn"`` ->
+    ``"rope_ft_yarn"``)."""
+    return encoding + _FINETUNE_INFIX + scaling
+
+
+def _finetuned(variant: str) -> tuple[str, str] | None:
+    """``(encoding, scaling)`` of a fine-tuned variant's name, else ``None``."""
+    encoding, infix, scaling = variant.rpartition(_FINETUNE_INFIX)
+    if infix and scaling in FINETUNE_SCALINGS and encoding in POSITIONS:
+        return encoding, scaling
+    return None
 
 
 def variant_kind(variant: str) -> tuple[str, str]:
     """``(kind, detail)`` of a variant name: ``("nope", encoding)``, ``("finetuned",
     scaling)``, ``("derived", source)`` (a registered evaluation-time variant) or
     ``("trained", name)``."""
-    if variant.startswith(_FINETUNE_PREFIX):
-        return "finetuned", variant[len(_FINETUNE_PREFIX):]
+    finetuned = _finetuned(variant)
+    if finetuned:
+        return "finetuned", finetuned[1]
     if variant.endswith(_NOPE_SUFFIX) and variant[:-len(_NOPE_SUFFIX)] in POSITIONS:
         return "nope", variant[:-len(_NOPE_SUFFIX)]
     if variant in DERIVED_VARIANTS:
@@ -114,15 +126,16 @@ def variant_kind(variant: str) -> tuple[str, str]:
 def variant_source(variant: str) -> str:
     """The trained method a variant comes from (a method is its own source)."""
     kind, detail = variant_kind(variant)
-    return "rope" if kind == "finetuned" else detail
+    return _finetuned(variant)[0] if kind == "finetuned" else detail
 
 
 def variant_label(variant: str, config: ExtrapolationConfig | None = None) -> str:
-    """The printed label of any variant, including NoPE-layer twins and fine-tuned RoPE."""
+    """The printed label of any variant, including NoPE-layer twins and fine-tuned models."""
     config = ExtrapolationConfig() if config is None else config
     kind, detail = variant_kind(variant)
     if kind == "finetuned":
-        return f"RoPE, fine-tuned at {config.finetune_multiplier}×, {_FINETUNE_LABELS[detail]}"
+        return (f"{VARIANT_LABELS[variant_source(variant)]}, fine-tuned at "
+                f"{config.finetune_multiplier}×, {_FINETUNE_LABELS[detail]}")
     if kind == "nope":
         return f"{VARIANT_LABELS[detail]} + NoPE layers (1 in {config.nope_every})"
     return VARIANT_LABELS[variant]
@@ -132,12 +145,17 @@ def variant_label(variant: str, config: ExtrapolationConfig | None = None) -> st
 class ExtrapolationConfig:
     """Everything that decides the numbers (threads and output path do not).
 
-    Model: ``d_model``, ``num_heads``, ``num_layers``, ``d_ff``, ``base``; T5's buckets
-    ``t5_num_buckets`` / ``t5_max_distance`` (the defaults put ``max_distance`` at
-    ``train_length``, so every bucket is trained, as in the paper where 128 < 512);
-    ``t5_bias_lr_scale`` multiplies the learning rate of the T5 bias table (a learned bias
-    must grow to several units to act like a recency penalty, and Adam moves a parameter
-    by about one learning rate per step: at the shared rate 1000 steps cannot get there).
+    Model: ``d_model``, ``num_heads``, ``num_layers``, ``d_ff``; each method's own
+    settings are its options, ``options={method: {option: value}}`` (its constructor's
+    keywords, :attr:`posenc.nn.PositionMethod.options`; the method's defaults fill the
+    rest, and a method with a ``max_positions`` option gets ``train_length``). T5's
+    buckets, say: ``options={"t5": {"num_buckets": 32, "max_distance": 128}}`` (those
+    defaults put ``max_distance`` at the text preset's ``train_length``, so every bucket
+    is trained, as in the paper where 128 < 512); its ``bias_lr_scale`` multiplies the
+    learning rate of its bias table (a module's
+    :attr:`~posenc.nn.PositionEncoding.param_lr_scale`; a learned bias must grow to
+    several units to act like a recency penalty, and Adam moves a parameter by about one
+    learning rate per step: at the shared rate 1000 steps cannot get there).
     Training: ``steps`` AdamW steps of ``batch_size`` random windows of
     ``train_length`` bytes, learning rate warmed up linearly for ``warmup_steps`` then
     cosine-decayed to ``min_lr_ratio`` times the peak; gradients clipped to ``grad_clip``.
@@ -157,12 +175,17 @@ class ExtrapolationConfig:
 
     NoPE layers: each method in ``nope_encodings`` is also trained with every
     ``nope_every``-th block without position (Llama 4's interleaving; variant
-    ``<method>_nope``). Fine-tuning to extend (Chen et al., 2023; Peng et al., 2024): the
-    trained RoPE model is fine-tuned for ``finetune_steps`` steps at
+    ``<method>_nope``). Fine-tuning to extend (Chen et al., 2023; Peng et al., 2024): each
+    trained fine-tunable model (a method registered with ``finetunable=True``: RoPE) is
+    fine-tuned for ``finetune_steps`` steps at
     ``finetune_multiplier * train_length`` (same bytes per step, peak learning rate times
     ``finetune_lr_ratio``) once per scaling in ``finetune_scalings`` (``"none"`` or a
     :data:`posenc.scaling.SCALING_METHODS` name, factor ``finetune_multiplier``); variant
-    ``rope_ft_<scaling>``. The defaults switch all three off.
+    ``<method>_ft_<scaling>``. The defaults switch all three off.
+
+    Results written before options were per method had fields ``base``,
+    ``t5_num_buckets``, ``t5_max_distance`` and ``t5_bias_lr_scale``: :meth:`from_dict`
+    reads them as options, and :func:`config_hash` keeps their layout.
     """
 
     encodings: tuple[str, ...] = ENCODINGS
@@ -172,10 +195,6 @@ class ExtrapolationConfig:
     num_heads: int = 4
     num_layers: int = 4
     d_ff: int = 256
-    base: float = 10000.0
-    t5_num_buckets: int = 32
-    t5_max_distance: int = 128
-    t5_bias_lr_scale: float = 10.0
     steps: int = 1000
     batch_size: int = 16
     learning_rate: float = 2e-3
@@ -227,7 +246,6 @@ class ExtrapolationConfig:
         check_float("learning_rate", self.learning_rate, greater_than=0.0)
         check_float("min_lr_ratio", self.min_lr_ratio, at_least=0.0)
         check_float("grad_clip", self.grad_clip, greater_than=0.0)
-        check_float("t5_bias_lr_scale", self.t5_bias_lr_scale, greater_than=0.0)
         check_int("num_seeds", self.num_seeds)
         check_int("retrieval_batch_size", self.retrieval_batch_size, minimum=0)
         for name in ("retrieval_pairs", "retrieval_queries", "retrieval_distances",
@@ -242,8 +260,11 @@ class ExtrapolationConfig:
                                  f"{self.encodings}")
             self.model_config(encoding, nope=True)
         if self.finetune_scalings:
-            if "rope" not in self.encodings:
-                raise ValueError("finetune_scalings needs 'rope' in encodings")
+            if not self.finetuned_encodings:
+                tunable = [name for name, m in POSITIONS.items() if m.finetunable]
+                raise ValueError(f"finetune_scalings needs a fine-tunable method (registered "
+                                 f"with finetunable=True: {', '.join(tunable)}) in encodings, "
+                                 f"got {self.encodings}")
             for scaling in self.finetune_scalings:
                 check_choice("finetune_scalings", scaling, FINETUNE_SCALINGS)
             if self.batch_size % self.finetune_multiplier or (
@@ -268,17 +289,26 @@ class ExtrapolationConfig:
         return self.train_length * self.eval_multipliers[-1]
 
     @property
+    def finetuned_encodings(self) -> tuple[str, ...]:
+        """The trained methods the fine-tuning extension extends (those registered with
+        ``finetunable=True``; none when ``finetune_scalings`` is empty)."""
+        if not self.finetune_scalings:
+            return ()
+        return tuple(e for e in self.encodings if POSITIONS[e].finetunable)
+
+    @property
     def variants(self) -> tuple[str, ...]:
         """Trained encodings, each followed by the evaluation-time variants derived from it,
-        its NoPE-layers twin (``<name>_nope``) and the fine-tuned RoPE models
-        (``rope_ft_<scaling>``) when the config asks for them."""
+        its NoPE-layers twin (``<name>_nope``) and its fine-tuned models
+        (``<name>_ft_<scaling>``) when the config asks for them."""
         names = []
         for encoding in self.encodings:
             names += [encoding, *(v.name for v in POSITIONS[encoding].variants)]
             if encoding in self.nope_encodings:
                 names.append(nope_variant(encoding))
-            if encoding == "rope":
-                names += [finetune_variant(scaling) for scaling in self.finetune_scalings]
+            if encoding in self.finetuned_encodings:
+                names += [finetune_variant(scaling, encoding)
+                          for scaling in self.finetune_scalings]
         return tuple(names)
 
     @property
@@ -292,19 +322,21 @@ class ExtrapolationConfig:
 
     def model_config(self, position: str, *, nope: bool = False) -> TinyLMConfig:
         """The :class:`TinyLMConfig` trained for ``position`` (``nope``: with NoPE layers)."""
-        shared = {"max_positions": self.train_length, "base": self.base,
-                  "num_buckets": self.t5_num_buckets, "max_distance": self.t5_max_distance}
         takes = get_position(position).options
-        options = {k: v for k, v in shared.items() if k in takes}
+        options = {"max_positions": self.train_length} if "max_positions" in takes else {}
         options.update(dict(dict(self.options).get(position, ())))  # --options NAME:k=v
         return TinyLMConfig(
             vocab_size=256, d_model=self.d_model, num_heads=self.num_heads,
             num_layers=self.num_layers, d_ff=self.d_ff, position=position,
             options=options, nope_every=self.nope_every if nope else 0)
 
+    def method_options(self, position: str) -> dict:
+        """Every option ``position`` is trained with: its defaults and this config's."""
+        return self.model_config(position).position_options()
+
     def to_dict(self) -> dict:
         """JSON-ready: tuples become lists, ``options`` a ``{method: {option: value}}`` dict,
-        left out when empty (so configs from before it existed keep their hash)."""
+        left out when empty."""
         values = {k: list(v) if isinstance(v, tuple) else v
                   for k, v in dataclasses.asdict(self).items() if k != "options"}
         if self.options:
@@ -313,11 +345,52 @@ class ExtrapolationConfig:
 
     @classmethod
     def from_dict(cls, values: dict) -> ExtrapolationConfig:
+        """The config of :meth:`to_dict`'s dict, or of one written before options were per
+        method (its ``base`` and ``t5_*`` fields become options; values equal to the
+        method's default are left out, so the config equals the one that wrote it)."""
+        values = dict(values)
+        options = {name: dict(opts) for name, opts in dict(values.pop("options", {})).items()}
+        if "base" in values:  # once given to every method that takes a base
+            base = values.pop("base")
+            for encoding in values.get("encodings", ENCODINGS):
+                default = POSITIONS[encoding].options.get("base") if encoding in POSITIONS else None
+                if default is not None and float(default) != float(base):
+                    options.setdefault(encoding, {}).setdefault("base", base)
+        for old, (method, option) in _OLD_FIELDS.items():
+            if old in values:
+                value = values.pop(old)
+                if value != get_position(method).options[option]:
+                    options.setdefault(method, {}).setdefault(option, value)
+        if options:
+            values["options"] = options
         return cls(**values)
 
     def replace(self, **changes) -> ExtrapolationConfig:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+
+#: Fields of the configuration from before options were per method -> (method, option).
+_OLD_FIELDS = {"t5_num_buckets": ("t5", "num_buckets"), "t5_max_distance": ("t5", "max_distance"),
+               "t5_bias_lr_scale": ("t5", "bias_lr_scale")}
+#: The old ``base`` field: every committed result had it, at every method's default.
+_OLD_BASE = 10000.0
+
+
+def _hash_layout(config: ExtrapolationConfig) -> dict:
+    """:meth:`ExtrapolationConfig.to_dict` in the layout of the configs written before
+    options were per method: T5's three options as the ``t5_*`` fields (its defaults when
+    not given) and ``base``, so a config and its results file keep one hash."""
+    values = config.to_dict()
+    options = {name: dict(opts) for name, opts in values.pop("options", {}).items()}
+    values["base"] = _OLD_BASE
+    for old, (method, option) in _OLD_FIELDS.items():
+        default = get_position(method).options[option]
+        values[old] = type(default)(options.get(method, {}).pop(option, default))
+    options = {name: opts for name, opts in options.items() if opts}
+    if options:
+        values["options"] = options
+    return values
 
 
 def _method_options(options) -> tuple:
@@ -355,10 +428,14 @@ NOT_FOR_TEXT = {
 #: for every parameter of every method (no method is tuned), text plus retrieval.
 _LONG = dict(
     encodings=ALL_ENCODINGS, nope_encodings=("rope",), nope_every=4, train_length=64,
-    d_model=64, num_heads=4, num_layers=4, d_ff=256, t5_num_buckets=32, t5_max_distance=64,
-    t5_bias_lr_scale=1.0, steps=1000, batch_size=16, learning_rate=2e-3, warmup_steps=50,
+    d_model=64, num_heads=4, num_layers=4, d_ff=256, options={"t5": {"max_distance": 64}},
+    steps=1000, batch_size=16, learning_rate=2e-3, warmup_steps=50,
     eval_tokens=32768, retrieval_batch_size=16, retrieval_pairs=4, retrieval_queries=4,
     retrieval_distances=8, retrieval_per_distance=32, log_every=50)
+
+#: Chapter 9's text runs: T5's bias table at 10x the shared learning rate (at the shared
+#: rate 1000 steps leave it too small to act; chapter 9 shows both).
+_TEXT_T5 = {"t5": {"bias_lr_scale": 10.0}}
 
 #: The presets (``python -m posenc.experiments.extrapolation --preset NAME``):
 #:
@@ -370,10 +447,11 @@ _LONG = dict(
 #:   NTK-aware and YaRN (chapter 13's error bars; ≤ 60 min).
 #: * ``small``: chapter 13's live run (≤ 30 s).
 PRESETS = {
-    "text": ExtrapolationConfig(),
+    "text": ExtrapolationConfig(options=_TEXT_T5),
     "text-small": ExtrapolationConfig(
         encodings=("sinusoidal", "rope", "alibi"), train_length=32, d_model=32, num_heads=4,
-        num_layers=2, d_ff=128, t5_num_buckets=16, t5_max_distance=32, steps=200,
+        num_layers=2, d_ff=128, options={"t5": {**_TEXT_T5["t5"], "num_buckets": 16,
+                                                 "max_distance": 32}}, steps=200,
         batch_size=16, learning_rate=5e-3, warmup_steps=20, eval_tokens=8192, log_every=10),
     "main": ExtrapolationConfig(**_LONG),
     "full": ExtrapolationConfig(**{**_LONG, "num_seeds": 3,
@@ -381,13 +459,16 @@ PRESETS = {
                                    "finetune_steps": 50}),
     "small": ExtrapolationConfig(**{
         **_LONG, "encodings": ("rope", "alibi"), "nope_encodings": (), "train_length": 32,
-        "num_layers": 2, "t5_max_distance": 32, "steps": 400, "learning_rate": 3e-3,
-        "warmup_steps": 20, "eval_tokens": 4096, "retrieval_pairs": 2, "retrieval_queries": 2,
-        "retrieval_distances": 4, "retrieval_per_distance": 16, "log_every": 25}),
+        "num_layers": 2, "options": {"t5": {"max_distance": 32}}, "steps": 400,
+        "learning_rate": 3e-3, "warmup_steps": 20, "eval_tokens": 4096, "retrieval_pairs": 2,
+        "retrieval_queries": 2, "retrieval_distances": 4, "retrieval_per_distance": 16,
+        "log_every": 25}),
 }
 
 
 def config_hash(config: ExtrapolationConfig) -> str:
-    """SHA-256 of the config's canonical JSON: equal hashes, equal configurations."""
-    text = json.dumps(config.to_dict(), sort_keys=True)
+    """SHA-256 of the config's canonical JSON (in the layout of the fields from before
+    options were per method, so committed results keep their hash): equal hashes, equal
+    configurations."""
+    text = json.dumps(_hash_layout(config), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()

@@ -37,7 +37,7 @@ from .config import (
 )
 from .evaluation import _evaluate
 from .finetuning import finetune_rope
-from .training import _progress, t5_bias_table, train_model
+from .training import _progress, train_model
 
 __all__ = ["run_experiment", "format_summary"]
 
@@ -91,6 +91,25 @@ def _rounded(values, digits: int = 4):
     return [None if v is None else round(float(v), digits) for v in values]
 
 
+def _rounded_array(values, digits: int = 4):
+    """Nested lists of ``values`` (any shape), each number rounded to ``digits``."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 0:
+        return round(float(values), digits)
+    return [_rounded_array(v, digits) for v in values]
+
+
+def _recorded(method, model: TinyLM) -> dict:
+    """The extra numbers a method's ``record`` hook gives for its trained module (the
+    first in the model; T5's is shared by every block), rounded for the JSON."""
+    if method.record is None:
+        return {}
+    module = next((m for m in model.modules() if isinstance(m, method.module)), None)
+    if module is None:
+        return {}
+    return {key: _rounded_array(value) for key, value in method.record(module).items()}
+
+
 def _entry(variant: str, source: str, config: ExtrapolationConfig, result: dict) -> dict:
     """The JSON entry of one evaluated variant (one seed)."""
     entry = {"label": variant_label(variant, config), "trained_encoding": source,
@@ -117,7 +136,8 @@ def _with_history(entry: dict, model: TinyLM, history: dict) -> dict:
 def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, nope: bool,
                         corpus, progress: bool) -> dict:
     """One training run (a method, a seed) and every variant that reuses it: the
-    registered evaluation-time variants and, for RoPE, the fine-tuned models.
+    registered evaluation-time variants and, for a method registered
+    ``finetunable=True`` when the config fine-tunes, the fine-tuned models.
     Returns ``{variant: entry}`` in the order of ``config.variants``."""
     heldout = corpus.heldout
     model, history = train_model(config, encoding, corpus.train, progress=progress,
@@ -126,9 +146,7 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, n
     name = nope_variant(encoding) if nope else encoding
     result = _evaluate(model, config, heldout, may_be_undefined=bool(method.undefined_note))
     entry = _with_history(_entry(name, encoding, config, result), model, history)
-    table = t5_bias_table(model)
-    if table is not None:
-        entry["t5_bias"] = [_rounded(row, 4) for row in table]
+    entry.update(_recorded(method, model))  # e.g. T5's bias table
     if None in result["loss"]:
         entry["not_defined"] = method.undefined_note.format(train_length=config.train_length)
     entries = {name: entry}
@@ -139,11 +157,11 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, n
         entries[variant.name] = _entry(variant.name, encoding, config, result)
         if variant.note:
             entries[variant.name]["note"] = variant.note
-    if encoding == "rope":
+    if encoding in config.finetuned_encodings:
         for scaling in config.finetune_scalings:
             tuned, tuned_history = finetune_rope(model, config, scaling, corpus.train,
                                                  seed=seed, progress=progress)
-            variant = finetune_variant(scaling)
+            variant = finetune_variant(scaling, encoding)
             result = _evaluate(tuned, config, heldout)
             entries[variant] = _with_history(_entry(variant, encoding, config, result),
                                              tuned, tuned_history)

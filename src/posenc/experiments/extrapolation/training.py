@@ -18,16 +18,15 @@ import torch
 import torch.nn.functional as F
 
 from ... import retrieval
-from ..._validation import check_int, to_numpy
+from ..._validation import check_int
 from ...data import random_windows
 from ...model import TinyLM
-from ...nn import T5RelativeBias
 from .config import (
     ExtrapolationConfig,
     nope_variant,
 )
 
-__all__ = ["seed_everything", "learning_rate_at", "t5_bias_table", "train_model"]
+__all__ = ["seed_everything", "learning_rate_at", "train_model"]
 
 
 def _progress(iterable, *, total: int, desc: str, enabled: bool):
@@ -91,26 +90,21 @@ def learning_rate_at(step: int, config: ExtrapolationConfig) -> float:
     return floor + (peak - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def _parameter_groups(model: TinyLM, config: ExtrapolationConfig) -> list[dict]:
-    """One group for everything, another (learning rate times ``t5_bias_lr_scale``) for
-    T5 bias tables."""
-    bias = {id(p) for m in model.modules() if isinstance(m, T5RelativeBias)
-            for p in m.parameters()}
-    rest = [p for p in model.parameters() if id(p) not in bias]
-    groups = [{"params": rest, "lr_scale": 1.0}]
-    if bias:
-        groups.append({"params": [p for p in model.parameters() if id(p) in bias],
-                       "lr_scale": config.t5_bias_lr_scale})
+def _parameter_groups(model: TinyLM) -> list[dict]:
+    """One group for everything, then one per learning-rate scale that a module asks for
+    (:attr:`posenc.nn.PositionEncoding.param_lr_scale`, e.g. T5's ``bias_lr_scale``),
+    whatever the method; each group's ``lr_scale`` multiplies the scheduled rate."""
+    scales = {}  # parameter id -> its module's scale
+    for module in model.modules():
+        scale = getattr(module, "param_lr_scale", None)
+        if scale is not None:
+            scales.update({id(p): float(scale) for p in module.parameters()})
+    groups = [{"params": [p for p in model.parameters() if id(p) not in scales],
+               "lr_scale": 1.0}]
+    for scale in dict.fromkeys(scales.values()):  # in order of first appearance
+        groups.append({"params": [p for p in model.parameters() if scales.get(id(p)) == scale],
+                       "lr_scale": scale})
     return groups
-
-
-def t5_bias_table(model: TinyLM) -> np.ndarray | None:
-    """The learned T5 bias of the first block, ``[num_buckets, num_heads]`` (shared by all
-    blocks by default), or ``None`` for other encodings."""
-    encoding = model.blocks[0].attn.encoding
-    if not isinstance(encoding, T5RelativeBias):
-        return None
-    return to_numpy(encoding.embedding.weight).astype(np.float64)
 
 
 def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps: int,
@@ -167,7 +161,7 @@ def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps
 
 
 def _optimizer(model: TinyLM, config: ExtrapolationConfig):
-    return torch.optim.AdamW(_parameter_groups(model, config), lr=config.learning_rate,
+    return torch.optim.AdamW(_parameter_groups(model), lr=config.learning_rate,
                              betas=(0.9, 0.95), weight_decay=0.0)
 
 

@@ -1,0 +1,216 @@
+"""Options per method in the experiment: no method's settings are config fields, and the
+runner names no method (what a method needs beyond training comes from the registry);
+results written with the old fields still read, with their numbers and their hash."""
+
+import ast
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from posenc.course.results import RESULTS_DIR, load_results
+from posenc.experiments import extrapolation
+from posenc.experiments.extrapolation import (
+    PRESETS,
+    ExtrapolationConfig,
+    config_hash,
+    t5_bias_by_distance,
+    variant_kind,
+    variant_label,
+    variant_source,
+)
+from posenc.experiments.extrapolation.run import _recorded
+from posenc.experiments.extrapolation.training import _parameter_groups
+from posenc.model import TinyLM, TinyLMConfig
+from posenc.nn import (
+    POSITIONS,
+    PositionEncoding,
+    RotaryEmbedding,
+    T5RelativeBias,
+    register_position,
+    unregister_position,
+)
+
+COMMITTED = sorted(Path(RESULTS_DIR).glob("*.json"))
+OLD_FIELDS = ("base", "t5_num_buckets", "t5_max_distance", "t5_bias_lr_scale")
+
+
+def test_the_config_has_no_field_of_one_method():
+    fields = set(ExtrapolationConfig.__dataclass_fields__)
+    assert not {f for f in fields if f.startswith(("t5_", "shaw_"))} | (fields & {"base"})
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
+def test_every_committed_results_file_reads_with_its_recorded_hash(path):
+    """Written with the old fields (``base``, ``t5_*``): read as options, same hash, same
+    variants, and the options a model was trained with are the old fields' values."""
+    results = load_results(str(path))
+    old = results["config"]
+    assert set(OLD_FIELDS) <= set(old)  # these files predate per-method options
+    config = ExtrapolationConfig.from_dict(old)
+    assert config_hash(config) == results["config_hash"]
+    assert list(config.variants) == list(results["variants"])
+    t5 = config.method_options("t5")
+    assert (t5["num_buckets"], t5["max_distance"], t5["bias_lr_scale"]) == (
+        old["t5_num_buckets"], old["t5_max_distance"], old["t5_bias_lr_scale"])
+    for encoding in config.encodings:
+        if "base" in POSITIONS[encoding].options:
+            assert config.method_options(encoding)["base"] == old["base"]
+    # and the new layout round-trips to the same config and hash
+    again = ExtrapolationConfig.from_dict(json.loads(json.dumps(config.to_dict())))
+    assert again == config and config_hash(again) == results["config_hash"]
+    assert not set(OLD_FIELDS) & set(config.to_dict())
+
+
+def test_old_fields_become_options_of_the_methods_that_took_them():
+    old = {**PRESETS["text"].replace(options={}).to_dict(), "base": 500.0,
+           "t5_num_buckets": 16, "t5_max_distance": 64, "t5_bias_lr_scale": 3.0}
+    config = ExtrapolationConfig.from_dict(old)
+    assert config.method_options("t5") == {**POSITIONS["t5"].options, "num_buckets": 16,
+                                           "max_distance": 64, "bias_lr_scale": 3.0}
+    assert config.method_options("rope")["base"] == 500.0  # every method that takes a base
+    assert config.method_options("sinusoidal")["base"] == 500.0
+    assert "base" not in config.method_options("alibi")
+    # a value equal to the method's default is no option (the config equals the one written)
+    same = ExtrapolationConfig.from_dict({**old, "base": 10000.0, "t5_num_buckets": 32,
+                                          "t5_max_distance": 128, "t5_bias_lr_scale": 1.0})
+    assert same.options == ()
+
+
+def test_the_hash_follows_options_whatever_their_spelling():
+    text = PRESETS["text"]
+    as_int = text.replace(options={"t5": {"bias_lr_scale": 10}})  # as --options reads "10"
+    assert config_hash(as_int) == config_hash(text)
+    assert config_hash(text.replace(options={})) != config_hash(text)
+    assert config_hash(text.replace(options={"t5": {"bias_lr_scale": 10.0, "max_distance": 64}})
+                       ) != config_hash(text)
+    rope = text.replace(options={**dict(text.to_dict()["options"]), "rope": {"base": 500.0}})
+    assert config_hash(rope) != config_hash(text)
+
+
+def test_t5s_learning_rate_scale_is_an_option_the_trainer_reads_from_the_module():
+    config = PRESETS["text"]
+    model = TinyLM(config.model_config("t5"))
+    table = model.blocks[0].attn.encoding
+    assert isinstance(table, T5RelativeBias) and table.param_lr_scale == 10.0
+    groups = _parameter_groups(model)
+    assert [g["lr_scale"] for g in groups] == [1.0, 10.0]
+    assert [id(p) for p in groups[1]["params"]] == [id(table.embedding.weight)]
+    assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
+    with pytest.raises(ValueError, match="bias_lr_scale"):
+        TinyLMConfig(position="t5", options={"bias_lr_scale": 0.0})
+
+
+class _Scaled(PositionEncoding):
+    """A reader's method with a learned per-head bias at 3x the learning rate."""
+
+    param_lr_scale = 3.0
+
+    def __init__(self, spec, *, init: float = 0.5):
+        super().__init__()
+        self.slope = torch.nn.Parameter(torch.full((spec.num_heads, 1, 1), init))
+
+    def score_bias(self, q, k):
+        i = torch.arange(q.shape[-2], device=q.device)
+        j = torch.arange(k.shape[-2], device=k.device)
+        return -self.slope * (i[:, None] - j[None, :]).abs().to(q.dtype)
+
+
+def _record_slope(module):
+    return {"slope_by_head": module.slope.detach().flatten() * 1.00001}
+
+
+@pytest.fixture
+def scaled():
+    register_position("scaled_toy", _Scaled, label="toy", color="#123456",
+                      record=_record_slope, replace=True)
+    yield
+    unregister_position("scaled_toy")
+
+
+def test_a_readers_method_gets_its_learning_rate_and_record_through_the_registry(scaled):
+    model = TinyLM(TinyLMConfig(d_model=16, num_heads=2, num_layers=2, d_ff=32,
+                                position="scaled_toy", options={"init": 0.25}))
+    groups = _parameter_groups(model)
+    slopes = {id(b.attn.encoding.slope) for b in model.blocks}
+    assert [g["lr_scale"] for g in groups] == [1.0, 3.0]
+    assert {id(p) for p in groups[1]["params"]} == slopes and len(slopes) == 2
+    recorded = _recorded(POSITIONS["scaled_toy"], model)
+    assert recorded == {"slope_by_head": [0.25, 0.25]}  # rounded to 4 digits for the JSON
+    assert _recorded(POSITIONS["alibi"], model) == {}
+
+
+class _Rotary2(RotaryEmbedding):
+    """RoPE under another name."""
+
+
+def _build_rotary2(spec, *, base: float = 10000.0):
+    return _Rotary2(spec.head_dim, base)
+
+
+def test_fine_tuned_variants_come_from_the_registrys_flag():
+    register_position("rope_two", _Rotary2, build=_build_rotary2, label="RoPE two",
+                      color="#654321", finetunable=True, replace=True)
+    register_position("rope_three", _Rotary2, build=_build_rotary2, label="RoPE three",
+                      color="#654322", replace=True)
+    try:
+        config = ExtrapolationConfig(encodings=("rope_two", "rope_three", "alibi"),
+                                     finetune_scalings=("none", "yarn"), batch_size=16)
+        assert config.finetuned_encodings == ("rope_two",)
+        assert [v for v in config.variants if "_ft_" in v] == ["rope_two_ft_none",
+                                                               "rope_two_ft_yarn"]
+        assert variant_kind("rope_two_ft_yarn") == ("finetuned", "yarn")
+        assert variant_source("rope_two_ft_yarn") == "rope_two"
+        assert variant_label("rope_two_ft_yarn", config).startswith("RoPE two, fine-tuned")
+        with pytest.raises(ValueError, match="finetune_scalings needs a fine-tunable method"):
+            ExtrapolationConfig(encodings=("rope_three", "alibi"), finetune_scalings=("yarn",))
+    finally:
+        unregister_position("rope_two")
+        unregister_position("rope_three")
+
+
+def test_the_runner_names_no_method():
+    """No registered method's name as a string, and no method's class, in the runner's
+    parts: what a method needs comes from the registry."""
+    folder = Path(extrapolation.__file__).parent
+    for part in ("run.py", "training.py", "evaluation.py", "finetuning.py", "cli.py"):
+        tree = ast.parse((folder / part).read_text())
+        names = {node.value for node in ast.walk(tree)
+                 if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+        methods = set(POSITIONS) - {"none"}  # also a scaling's and a reduction's name
+        assert not names & methods, (part, names & methods)
+        imported = {alias.name for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) for alias in node.names}
+        classes = {m.module.__name__ for m in POSITIONS.values()}
+        assert not imported & classes, (part, imported & classes)
+
+
+def test_t5_bias_by_distance_reads_the_buckets_from_the_options():
+    """Causal T5 buckets (Raffel et al.): the first num_buckets // 2 distances exact, every
+    distance from max_distance on in the last bucket."""
+    config = PRESETS["text"].replace(encodings=("t5",),
+                                     options={"t5": {"num_buckets": 8, "max_distance": 16}})
+    table = np.arange(8.0)[:, None] * np.array([1.0, -1.0])  # bucket b -> (b, -b) per head
+    results = {"config": config.to_dict(), "eval_lengths": [128, 256],
+               "variants": {"t5": {"t5_bias": table.tolist()}}}
+    distances, bias = t5_bias_by_distance(results)
+    assert bias.shape == (2, 256) and list(distances[:3]) == [0, 1, 2]
+    assert list(bias[0, :4]) == [0.0, 1.0, 2.0, 3.0]
+    assert set(bias[0, 16:]) == {7.0} and list(bias[1]) == list(-bias[0])
+
+
+@pytest.mark.parametrize("command, name", [
+    ("--preset text", "extrapolation_results"),
+    ("--preset text --encodings t5 --options t5:bias_lr_scale=1", "extrapolation_results_t5_lr1"),
+    ("--preset text --encodings sinusoidal,alibi --seed 1", "extrapolation_results_seed1"),
+    ("--preset text --encodings shaw", "extrapolation_results_shaw"),
+    ("--preset main", "main"), ("--preset full", "full"), ("--preset small", "small"),
+])
+def test_the_documented_commands_give_the_committed_configs(command, name):
+    """Chapter 9's and --help's commands, with T5's options on the new command line."""
+    from posenc.experiments.extrapolation.cli import config_from_command_line
+
+    config = config_from_command_line(command.split())
+    assert config_hash(config) == load_results(f"{name}.json")["config_hash"]
