@@ -128,6 +128,12 @@ JS_FIGURE_PREFETCHED = """
 """
 
 # The self-check questions (jupyterquiz) are drawn by their own script, after a timeout.
+#: No CSS transition still running (the theme's colours settle after a switch of theme).
+JS_TRANSITIONS_DONE = """
+() => document.getAnimations().filter(a => a instanceof CSSTransition)
+      .every(a => a.playState !== 'running')
+"""
+
 JS_QUIZZES_DRAWN = """
 () => [...document.querySelectorAll('div[data-shufflequestions]')]
       .every(d => d.querySelector('.Quiz'))
