@@ -120,7 +120,7 @@ class MultiHeadSelfAttention(nn.Module):
         if mask is not None and bias is not None:
             bias = bias.masked_fill(~mask, float("-inf"))
         elif self.sinks is not None and bias is None:  # the sink needs a float mask column
-            allowed = mask if mask is not None or not self.causal else _bool_causal(seq, q.device)
+            allowed = mask if mask is not None or not self.causal else _allowed(seq, q.device)
             bias = (torch.zeros(seq, seq, device=q.device, dtype=q.dtype) if allowed is None
                     else _float_mask(allowed, q.dtype))
         if "value_term" in hooks:
@@ -156,13 +156,15 @@ class MultiHeadSelfAttention(nn.Module):
         built from positions by :func:`posenc.masks.visible`; ``None`` for a plain layer."""
         if self.window is None and self.chunk is None:
             return None
-        pos = torch.arange(seq, device=device)
-        return visible(pos[:, None], pos[None, :], window=self.window, chunk=self.chunk)
+        return _allowed(seq, device, window=self.window, chunk=self.chunk)
 
 
-def _bool_causal(seq: int, device) -> torch.Tensor:
+def _allowed(seq: int, device, *, window: int | None = None,
+             chunk: int | None = None) -> torch.Tensor:
+    """bool ``[seq, seq]`` from positions by :func:`posenc.masks.visible` (causal, plus the
+    window or chunk if given): True = may attend."""
     pos = torch.arange(seq, device=device)
-    return visible(pos[:, None], pos[None, :])
+    return visible(pos[:, None], pos[None, :], window=window, chunk=chunk)
 
 
 def _float_mask(mask: torch.Tensor, dtype) -> torch.Tensor:
@@ -172,5 +174,6 @@ def _float_mask(mask: torch.Tensor, dtype) -> torch.Tensor:
 
 
 def _causal_mask(seq: int, device, dtype) -> torch.Tensor:
-    """``0`` on and below the diagonal, ``-inf`` above: ``[seq, seq]``."""
-    return torch.full((seq, seq), float("-inf"), device=device, dtype=dtype).triu(1)
+    """``0`` on and below the diagonal, ``-inf`` above: ``[seq, seq]`` (the one causal rule,
+    :func:`posenc.masks.visible`, made additive)."""
+    return _float_mask(_allowed(seq, device), dtype)
