@@ -23,13 +23,18 @@ from posenc.experiments.extrapolation import (
     finetune_rope,
     run_experiment,
     scaled_rope_frequencies,
+    task_key,
     train_model,
 )
+from posenc.layer_patterns import PATTERNS
 from posenc.nn import POSITIONS
 from posenc.scaling import rope_scaling_frequencies, yarn_attention_factor
 
-#: Every method at a size that runs in seconds: 2 seeds, retrieval, NoPE layers, fine-tuning.
+#: Every method and layer pattern at a size that runs in seconds: 2 seeds, both retrieval
+#: tasks, NoPE layers, fine-tuning.
 TINY = ["--encodings", ",".join(ALL_ENCODINGS), "--nope-encodings", "rope",
+        "--patterns", ",".join(PATTERNS), "--retrieval-tasks", "content,positional",
+        "--retrieval-batch-sizes", "4,8",
         "--nope-every", "2", "--train-length", "16", "--d-model", "16", "--num-heads", "2",
         "--num-layers", "2", "--d-ff", "32", "--options", "t5:num_buckets=8,max_distance=16",
         "--steps", "40",
@@ -70,19 +75,22 @@ def tiny(tmp_path_factory):
 
 def test_the_command_line_runs_every_method_end_to_end(tiny):
     results, stdout = tiny
-    assert "retrieval accuracy" in stdout and "loss (nats/byte)" in stdout
+    assert "content retrieval accuracy" in stdout and "loss (nats/byte)" in stdout
+    assert "positional retrieval accuracy" in stdout
     config = ExtrapolationConfig.from_dict(results["config"])
     assert results["config_hash"] == config_hash(config)
     assert list(results["variants"]) == list(config.variants)
     assert results["seeds"] == [0, 1] and results["runtime"]["jobs"] == 2
+    assert [v for v in results["variants"] if v.endswith("_layers")] == [
+        f"{p}_layers" for p in PATTERNS]
     for name, entry in results["variants"].items():
-        for key in ("loss", "retrieval_accuracy"):
+        for key in ("loss", "retrieval_accuracy", "positional_accuracy"):
             values, low, high = entry[key], entry[f"{key}_min"], entry[f"{key}_max"]
             assert len(values) == 4 and len(entry[f"{key}_by_seed"]) == 2, name
             for v, lo, hi, *seeds in zip(values, low, high, *entry[f"{key}_by_seed"],
                                          strict=True):
                 if v is None:
-                    assert name == "learned" and key in ("loss", "retrieval_accuracy")
+                    assert name == "learned"
                     continue
                 assert lo <= v + 1e-9 and v <= hi + 1e-9 and v == pytest.approx(np.mean(seeds),
                                                                                 abs=1e-5)
@@ -90,7 +98,7 @@ def test_the_command_line_runs_every_method_end_to_end(tiny):
                     assert 0 < v < 2 * math.log(256), name
                 else:
                     assert 0 <= v <= 1, name
-        assert len(entry["retrieval_distances"]) == 4
+        assert len(entry["retrieval_distances"]) == len(entry["positional_distances"]) == 4
         if "history" in entry:  # a trained model (or a fine-tune)
             history = entry["history"]
             assert len(entry["final_train_loss_by_seed"]) == 2
@@ -100,7 +108,12 @@ def test_the_command_line_runs_every_method_end_to_end(tiny):
             assert history["step"][-1] == 40
             assert history["loss"][-1] < history["loss"][0], name  # the loss falls
             assert history["retrieval_loss"][-1] < history["retrieval_loss"][0], name
+            assert history["positional_loss"][-1] < history["positional_loss"][0], name
     assert results["variants"]["learned"]["loss"][1:] == [None] * 3
+    # FIRE's learned threshold L and c, one per layer (the first seed's)
+    fire = results["variants"]["fire"]
+    assert len(fire["fire_threshold"]) == len(fire["fire_c"]) == 2
+    assert all(t > 0 for t in fire["fire_threshold"])
 
 
 def test_jobs_do_not_change_the_numbers():
@@ -166,6 +179,42 @@ def test_config_names_bad_long_context_options():
         ExtrapolationConfig(retrieval_batch_size=-1)
     with pytest.raises(ValueError, match="num_seeds"):
         ExtrapolationConfig(num_seeds=0)
+    with pytest.raises(ValueError, match="retrieval_tasks must be one of 'content', 'positional'"):
+        ExtrapolationConfig(retrieval_tasks=("order",))
+    with pytest.raises(ValueError, match="retrieval_tasks must be a non-empty list"):
+        ExtrapolationConfig(retrieval_tasks=("content", "content"))
+    with pytest.raises(ValueError, match="one size per task"):
+        ExtrapolationConfig(retrieval_tasks=("content", "positional"), retrieval_batch_sizes=(8,))
+    with pytest.raises(ValueError, match="patterns: pattern must be one of 'gemma3'"):
+        ExtrapolationConfig(patterns=("gemma4",))
+    with pytest.raises(ValueError, match="patterns must not repeat"):
+        ExtrapolationConfig(patterns=("gpt_oss", "gpt_oss"))
+    with pytest.raises(ValueError, match="retrieval_batch_sizes"):
+        ExtrapolationConfig(encodings=("rope",), finetune_scalings=("yarn",),
+                            retrieval_tasks=("content", "positional"),
+                            retrieval_batch_sizes=(8, 6))
+
+
+def test_a_pattern_trains_a_model_of_the_methods_size_with_its_layers():
+    """A pattern's model has the same size as a method's (windows and chunks sized for
+    L_train) and its blocks follow the pattern; Gemma 3's 5 : 1 keeps its global layer on
+    top of a 4-layer model."""
+    config = PRESETS["main"]
+    for pattern in config.patterns:
+        model_config = config.pattern_config(pattern)
+        assert (model_config.d_model, model_config.num_layers, model_config.pattern,
+                model_config.pattern_length) == (config.d_model, config.num_layers, pattern,
+                                                 config.train_length)
+    specs = config.pattern_config("gemma3").layer_specs()
+    assert [s.reach for s in specs] == ["window"] * 3 + ["full"]
+    assert dict(specs[-1].options)["base"] == 1e6 and specs[0].size == config.train_length // 4
+    small = config.replace(train_length=16, d_model=16, num_heads=2, num_layers=2, d_ff=32,
+                           steps=2, batch_size=2, retrieval_batch_size=2,
+                           retrieval_batch_sizes=(2, 2), retrieval_pairs=1,
+                           retrieval_queries=1, options={})
+    model, history = train_model(small, "llama4", load_stdlib_corpus().train, progress=False,
+                                 pattern=True)
+    assert model.config.pattern == "llama4" and len(history["positional_loss"]) == 1
 
 
 # --- the committed results ---------------------------------------------------------------------
@@ -180,12 +229,13 @@ def test_committed_results_match_their_presets(preset):
     assert list(results["variants"]) == list(config.variants)
     assert results["eval_lengths"] == list(config.eval_lengths)
     for name, entry in results["variants"].items():
-        accuracy = [a for a in entry["retrieval_accuracy"] if a is not None]
-        assert accuracy and all(0 <= a <= 1 for a in accuracy), name
-        for by_distance, acc in zip(entry["retrieval_by_distance"], entry["retrieval_accuracy"],
-                                    strict=True):
-            if acc is not None:  # the mean over distances is the accuracy at that length
-                assert np.mean(by_distance) == pytest.approx(acc, abs=1e-3), name
+        for task in config.retrieval_tasks:
+            key, curve = task_key(task, "accuracy"), task_key(task, "by_distance")
+            accuracy = [a for a in entry[key] if a is not None]
+            assert accuracy and all(0 <= a <= 1 for a in accuracy), name
+            for by_distance, acc in zip(entry[curve], entry[key], strict=True):
+                if acc is not None:  # the mean over distances is the accuracy at that length
+                    assert np.mean(by_distance) == pytest.approx(acc, abs=1e-3), name
         if config.num_seeds > 1:
             assert len(entry["loss_by_seed"]) == config.num_seeds
             means = np.mean([[np.nan if x is None else x for x in row]
@@ -200,8 +250,8 @@ def test_the_full_set_repeats_the_main_run_as_its_first_seed():
     main, full = load_results("main.json"), load_results("full.json")
     for name, entry in main["variants"].items():
         assert full["variants"][name]["loss_by_seed"][0] == entry["loss"], name
-        assert full["variants"][name]["retrieval_accuracy_by_seed"][0] == (
-            entry["retrieval_accuracy"]), name
+        for key in ("retrieval_accuracy", "positional_accuracy"):
+            assert full["variants"][name][f"{key}_by_seed"][0] == entry[key], name
 
 
 def test_choosing_methods_on_the_command_line_keeps_the_presets_extras_consistent():
@@ -219,6 +269,7 @@ def test_variant_names_round_trip_through_their_one_parser():
     from posenc.experiments.extrapolation import (
         finetune_variant,
         nope_variant,
+        pattern_variant,
         variant_kind,
         variant_source,
     )
@@ -226,5 +277,7 @@ def test_variant_names_round_trip_through_their_one_parser():
     assert variant_kind(finetune_variant("yarn")) == ("finetuned", "yarn")
     assert variant_kind("rope_pi") == ("derived", "rope")
     assert variant_kind("t5") == ("trained", "t5")
+    assert variant_kind(pattern_variant("gemma3")) == ("pattern", "gemma3")
+    assert variant_kind("gemma3") == ("trained", "gemma3")  # not a pattern's model
     assert [variant_source(v) for v in PRESETS["full"].variants if v.startswith("rope")] == [
         "rope"] * 7  # rope, rope_pi, rope_nope and the four fine-tunes

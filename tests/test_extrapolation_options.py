@@ -138,7 +138,8 @@ def test_a_readers_method_gets_its_learning_rate_and_record_through_the_registry
     assert [g["lr_scale"] for g in groups] == [1.0, 3.0]
     assert {id(p) for p in groups[1]["params"]} == slopes and len(slopes) == 2
     recorded = _recorded(POSITIONS["scaled_toy"], model)
-    assert recorded == {"slope_by_head": [0.25, 0.25]}  # rounded to 4 digits for the JSON
+    # one record per layer (each block has its own module), rounded to 4 digits for the JSON
+    assert recorded == {"slope_by_head": [[0.25, 0.25], [0.25, 0.25]]}
     assert _recorded(POSITIONS["alibi"], model) == {}
 
 

@@ -62,18 +62,21 @@ def test_evaluation_batch_puts_the_answer_at_the_asked_distance():
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), length=st.integers(16, 200),
-       pairs=st.integers(1, 4), queries=st.integers(1, 3))
-def test_generators_keep_their_promises(seed, length, pairs, queries):
+       pairs=st.integers(1, 4), queries=st.integers(1, 3), task=st.sampled_from(retrieval.TASKS))
+def test_generators_keep_their_promises(seed, length, pairs, queries, task):
     half = length // 2
     assume(2 * pairs <= half - 1 and 2 * queries <= length - half - 1)  # else: ValueError
     rng = np.random.default_rng(seed)
     train = retrieval.training_batch(TEXT, 2, length, rng, num_pairs=pairs,
-                                     num_queries=queries)
-    retrieval.check_answers(train)
+                                     num_queries=queries, task=task)
+    retrieval.check_answers(train, task)
     distances = retrieval.evaluation_distances(length, min(4, length - 2))
     held = retrieval.evaluation_batch(TEXT, length, distances, 2, seed % 1000,
-                                      num_pairs=pairs)
-    retrieval.check_answers(held)
+                                      num_pairs=pairs, task=task)
+    retrieval.check_answers(held, task)
+    # the order-aware reader answers every query of either task
+    assert retrieval.oracle_accuracy(train, retrieval.order_aware_answer) == 1.0
+    assert retrieval.oracle_accuracy(held, retrieval.order_aware_answer) == 1.0
     # outside the pairs and queries the haystack is untouched text
     assert (train.inputs[train.inputs < 128] < 128).all()
     assert int(((held.inputs >= 128) & (held.inputs < 136)).sum()) == len(distances) * 2 * (
@@ -155,3 +158,81 @@ def test_retrieval_accuracy_is_one_for_an_oracle_and_low_for_a_constant_guess():
     assert accuracy.tolist() == [1.0] * 4
     _, accuracy = retrieval_accuracy(_Constant(), config, TEXT, 64)
     assert accuracy.mean() < 0.25  # right only when the value happens to be that byte
+
+
+# --- content vs positional: which one needs order --------------------------------------------
+
+def _task_batches(task, seed=0, per_distance=150, length=96, pairs=4):
+    corpus = load_stdlib_corpus()
+    held = retrieval.evaluation_batch(corpus.heldout, length,
+                                      retrieval.evaluation_distances(length, 8), per_distance,
+                                      seed=seed, num_pairs=pairs, task=task)
+    train = retrieval.training_batch(corpus.train, 64, length, np.random.default_rng(seed),
+                                     num_pairs=pairs, task=task)
+    return held, train
+
+
+@pytest.mark.parametrize("pairs", [2, 4])
+def test_content_task_needs_no_order_and_positional_task_does(pairs):
+    """The issue's test of the tasks: a reader who sees only the multiset of context bytes
+    and the query (order-blind) scores 100 % on the content task and chance (1 / pairs)
+    on the positional one; a reader who sees order scores 100 % on both."""
+    content, content_train = _task_batches("content", pairs=pairs)
+    positional, positional_train = _task_batches("positional", pairs=pairs)
+    blind, aware = retrieval.order_blind_answer, retrieval.order_aware_answer
+    for batch in (content, content_train, positional, positional_train):
+        assert retrieval.oracle_accuracy(batch, aware) == 1.0
+    assert retrieval.oracle_accuracy(content, blind) == 1.0
+    assert retrieval.oracle_accuracy(content_train, blind) == 1.0
+    n = positional.inputs.shape[0]  # 1,200 single-query sequences
+    chance = 1 / pairs
+    # within 4 binomial standard deviations of chance
+    assert abs(retrieval.oracle_accuracy(positional, blind) - chance) < 4 * (
+        chance * (1 - chance) / n) ** 0.5
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), pairs=st.integers(2, 6))
+def test_no_order_blind_reader_beats_chance_on_the_positional_task(seed, pairs):
+    """Why no reader of the multiset can do better than chance: swapping the values of the
+    queried pair and any other pair leaves the multiset of bytes (and the query) exactly
+    as it was, is again a valid positional sequence, and changes the answer. So the
+    multiset decides nothing; an order-blind reader's answer is the same for both."""
+    batch = retrieval.evaluation_batch(TEXT, 48, [9], 1, seed=seed, num_pairs=pairs,
+                                       task="positional")
+    row, target = batch.inputs[0].numpy().copy(), int(batch.targets[0, -1])
+    t = len(row) - 1
+    keys = [p for p in range(t) if row[p] in KEY_BYTES]
+    answer_at = next(p + 1 for p in keys if row[p] == row[t])
+    for p in keys:
+        if p + 1 == answer_at:
+            continue
+        swapped = row.copy()
+        swapped[answer_at], swapped[p + 1] = row[p + 1], row[answer_at]
+        assert sorted(swapped.tolist()) == sorted(row.tolist())  # same multiset, same query
+        targets = batch.targets.clone()
+        targets[0, -1] = int(swapped[answer_at])
+        twin = retrieval.RetrievalBatch(torch.from_numpy(swapped[None]), targets,
+                                        batch.distances)
+        retrieval.check_answers(twin, "positional")  # a valid sequence of the task
+        assert int(swapped[answer_at]) != target  # with another answer
+        assert retrieval.order_blind_answer(swapped, t) == retrieval.order_blind_answer(row, t)
+        assert retrieval.order_aware_answer(swapped, t) == int(swapped[answer_at])
+
+
+def test_tasks_share_their_bytes_and_positional_values_ignore_the_key():
+    """Both tasks use the same keys and value bytes (a model cannot tell the task from the
+    bytes); on the positional task a value is any of the 120, not its key's own."""
+    _, train = _task_batches("positional", length=128, pairs=4)
+    inputs, targets = train.inputs.numpy(), train.targets.numpy()
+    own = [targets[i, t] in VALUE_BYTES[inputs[i, t] - KEY_BYTES[0]]
+           for i, t in zip(*np.nonzero(targets != retrieval.IGNORE), strict=True)]
+    assert np.mean(own) < 0.2  # 1/8 expected by chance
+    assert set(np.unique(targets[targets != retrieval.IGNORE])) <= set(VALUE_BYTES.ravel())
+
+
+def test_task_is_checked():
+    with pytest.raises(ValueError, match="task must be one of 'content', 'positional'"):
+        retrieval.training_batch(TEXT, 2, 32, np.random.default_rng(), task="order")
+    with pytest.raises(ValueError, match="task must be one of"):
+        retrieval.evaluation_batch(TEXT, 32, [3], 1, seed=0, task="")

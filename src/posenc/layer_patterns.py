@@ -36,12 +36,14 @@ The fractions are much larger than the real ones (Gemma 3's window is 1/32 of it
 pre-training length; GPT-OSS's band 1/32 of 4096) because a 64-token model with a 2-token
 window would learn nothing; a quarter keeps the window small next to ``L_train`` while
 letting a few layers cover it. Llama 4 uses floor_scale = chunk (both 8192); the tiny
-pattern keeps that equality. A pattern needs at least one full cycle of layers to contain
-its global layer (6 for gemma3, 4 for llama4 and command_a, 2 for gpt_oss).
+pattern keeps that equality. A model shallower than a cycle (Gemma 3's is 6 layers; the
+experiment's models have 4) keeps the cycle's global layer on top and drops local ones:
+4-layer Gemma 3 is 3 sliding-window layers and 1 global one.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ._validation import check_choice, check_float, check_int
@@ -113,19 +115,28 @@ class LayerPattern:
     ``cycle``: tuple of dicts, the :class:`LayerSpec` fields of each layer kind, where
     ``size`` is a fraction of ``L_train`` and ``temperature`` may be ``"chunk"``
     (floor_scale = this pattern's chunk, attn_scale 0.1, as Llama 4). ``summary``: one
-    line for tables and legends.
+    line for tables; ``label``: a short name for legends (the name when empty); ``color``:
+    its colour in figures (hex; the course picks one when empty).
     """
 
     name: str
     cycle: tuple
     summary: str = ""
+    label: str = ""
+    color: str = ""
 
     def layers(self, num_layers: int, train_length: int) -> tuple[LayerSpec, ...]:
         """The concrete specs of a ``num_layers``-deep model trained at ``train_length``:
-        sizes ``max(1, round(fraction * train_length))`` tokens."""
+        sizes ``max(1, round(fraction * train_length))`` tokens.
+
+        A model shallower than the cycle keeps the cycle's last kind (the global layer of
+        every named pattern) on top: Gemma 3's 5 : 1 in 4 layers is 3 local : 1 global,
+        not 4 local layers and no global one."""
         check_int("num_layers", num_layers)
         check_int("train_length", train_length)
         specs = [self._resolve(kind, train_length) for kind in self.cycle]
+        if num_layers < len(specs):
+            return (*specs[:num_layers - 1], specs[-1])
         return tuple(specs[i % len(specs)] for i in range(num_layers))
 
     def _resolve(self, kind: dict, train_length: int) -> LayerSpec:
@@ -155,6 +166,9 @@ def register_pattern(pattern: LayerPattern, *, replace: bool = False) -> LayerPa
                          "to redefine it)")
     if not pattern.cycle:
         raise ValueError(f"pattern {pattern.name!r} needs at least one layer kind")
+    if pattern.color and not re.fullmatch(r"#[0-9A-Fa-f]{6}", pattern.color):
+        raise ValueError(f"pattern {pattern.name!r}: color must be '' or a hex colour like "
+                         f"'#4477AA', got {pattern.color!r}")
     pattern.layers(len(pattern.cycle), 64)
     PATTERNS[pattern.name] = pattern
     return pattern
@@ -173,19 +187,23 @@ _LOCAL = 0.25  # window / chunk as a fraction of L_train (module docstring)
 register_pattern(LayerPattern("gemma3", (
     *[dict(position="rope", options={"base": 1e4}, reach="window", size=_LOCAL)] * 5,
     dict(position="rope", options={"base": 1e6}),
-), "5 sliding-window RoPE (base 1e4) : 1 global RoPE (base 1e6)"))
+), "5 sliding-window RoPE (base 1e4) : 1 global RoPE (base 1e6)", "Gemma 3 layers",
+   "#4477AA"))
 
 register_pattern(LayerPattern("llama4", (
     *[dict(position="rope", reach="chunk", size=_LOCAL)] * 3,
     dict(position="none", temperature="chunk"),
-), "3 chunked RoPE : 1 global NoPE with attention temperature"))
+), "3 chunked RoPE : 1 global NoPE with attention temperature", "Llama 4 layers",
+   "#EE6677"))
 
 register_pattern(LayerPattern("command_a", (
     *[dict(position="rope", reach="window", size=_LOCAL)] * 3,
     dict(position="none"),
-), "3 sliding-window RoPE : 1 full NoPE"))
+), "3 sliding-window RoPE : 1 full NoPE", "Command A layers",
+   "#CCBB44"))
 
 register_pattern(LayerPattern("gpt_oss", (
     dict(position="rope", reach="window", size=_LOCAL / 2, sinks=True),
     dict(position="rope", sinks=True),
-), "alternating banded and full RoPE layers, learned sinks on every layer"))
+), "alternating banded and full RoPE layers, learned sinks on every layer", "GPT-OSS layers",
+   "#66CCEE"))

@@ -1,26 +1,32 @@
-"""Key-value retrieval hidden in text: a task whose answer sits a known distance back.
+"""Key-value retrieval hidden in text, two ways: by content and by position.
 
 Perplexity on text says how well a model predicts the next byte on average; it does not
-say whether the model can *use* a token far back. This task asks exactly that (an
+say whether the model can *use* a token far back. These tasks ask exactly that (an
 associative-recall / "needle in a haystack" task, as in Zoology's MQAR and the passkey
 tests of Mohtashami & Jaggi, 2023, and Chen et al., 2023, scaled to bytes):
 
 * the haystack is ordinary text (bytes of Python source, all below 128);
-* ``num_pairs`` *pairs* are written over it: a key byte (one of the 8
-  :data:`KEY_BYTES`, 128..135, never in the text) immediately followed by a value byte
-  from that key's own 15 values (row ``k`` of :data:`VALUE_BYTES`); the keys of one
-  sequence are distinct;
+* ``num_pairs`` *pairs* are written over it: a key byte (one of the 8 :data:`KEY_BYTES`,
+  128..135, never in the text) immediately followed by a value byte (136..255); the keys
+  of one sequence are distinct;
 * a *query* is a key written again later: the byte after it must be that key's value.
 
-Each key has its own values, so the value says which key it belongs to: answering is a
-content look-up (find the one byte of the query key's block, however far back, among
-the other pairs and the text) and a copy. That is what "using a token far back" needs,
-and what perplexity does not show. A model that only guesses gets 1/15 (6.7 %).
+The two :data:`TASKS` differ only in how values are drawn:
 
-Why not values shared by all keys (Zoology's MQAR, where a value is bound to its key
-only by coming right after it)? Binding needs an induction-style circuit, and the
-course's tiny models did not learn it within a CPU budget: with 2 pairs, after 2,000
-steps they stayed near 50 %, picking one of the two values present.
+* ``"content"``: each key has its own 15 values (row ``k`` of :data:`VALUE_BYTES`), so
+  the value says which key it belongs to. The answer is the one byte in the context from
+  the query key's row: a reader who sees only the *multiset* of context bytes (a bag of
+  bytes, no order) answers every query. It tests finding and copying a token far back,
+  not position: the course keeps it as the **content control**. A model that guesses
+  among the key's values gets 1/15 (6.7 %).
+* ``"positional"``: values are drawn from all 120 value bytes, distinct within a
+  sequence, whatever the key (Zoology's MQAR with shared values). Only *where* a value
+  sits, right after its key, binds it to the key: swapping two pairs' values leaves the
+  multiset of bytes unchanged and changes the answer, so an order-blind reader scores
+  1 / ``num_pairs`` (chance among the values present) and a reader who sees order, 100 %
+  (:func:`order_blind_answer`, :func:`order_aware_answer`; both tested). A model answers
+  it with an induction step: a head that marks each value with the key before it (a
+  relative offset of 1: position) and a head that finds the query key's mark.
 
 Shapes: a batch is ``(inputs, targets)``, both int64 ``[batch, length]``; ``targets`` is
 the next byte at every query position and :data:`IGNORE` (-100, what
@@ -35,9 +41,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validation import check_int
+from ._validation import check_choice, check_int
 
 __all__ = [
+    "TASKS",
     "KEY_BYTES",
     "VALUE_BYTES",
     "IGNORE",
@@ -46,8 +53,16 @@ __all__ = [
     "evaluation_batch",
     "evaluation_distances",
     "check_answers",
+    "order_aware_answer",
+    "order_blind_answer",
+    "oracle_accuracy",
     "describe",
 ]
+
+#: The two retrieval tasks: ``"content"`` (each key has its own values: the value says
+#: which key it belongs to) and ``"positional"`` (values shared by all keys: only where a
+#: value sits, right after its key, binds it).
+TASKS = ("content", "positional")
 
 #: The 8 key bytes (not ASCII, so never in the haystack).
 KEY_BYTES = np.arange(128, 136, dtype=np.int64)
@@ -93,9 +108,13 @@ def _haystack(text: np.ndarray, length: int, rng: np.random.Generator) -> np.nda
     return text[start:start + length + 1].astype(np.int64)  # inputs and one byte more
 
 
-def _pairs(num_pairs: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``num_pairs`` distinct keys and, for each, one of its own values."""
+def _pairs(num_pairs: int, rng: np.random.Generator,
+           task: str) -> tuple[np.ndarray, np.ndarray]:
+    """``num_pairs`` distinct keys and their values: for ``"content"`` one of each key's
+    own values; for ``"positional"`` distinct values drawn from all 120, whoever's row."""
     rows = rng.choice(len(KEY_BYTES), num_pairs, replace=False)
+    if task == "positional":
+        return KEY_BYTES[rows], rng.choice(VALUE_BYTES.ravel(), num_pairs, replace=False)
     columns = rng.integers(0, VALUE_BYTES.shape[1], num_pairs)
     return KEY_BYTES[rows], VALUE_BYTES[rows, columns]
 
@@ -112,7 +131,8 @@ def _write_pair(seq: np.ndarray, taken: np.ndarray, key, value, lo: int, hi: int
 
 
 def training_batch(text, batch_size: int, length: int, rng: np.random.Generator, *,
-                   num_pairs: int = 4, num_queries: int = 4) -> RetrievalBatch:
+                   num_pairs: int = 4, num_queries: int = 4,
+                   task: str = "content") -> RetrievalBatch:
     """Training sequences: ``num_pairs`` pairs, then ``num_queries`` queries, all at random
     positions of a random text window of ``length`` bytes.
 
@@ -121,7 +141,7 @@ def training_batch(text, batch_size: int, length: int, rng: np.random.Generator,
     in the first half of the sequence and the queries in the second, so distances range
     from 1 to about ``length``.
     """
-    text = _check_text(text)
+    text, task = _check_text(text), check_choice("task", task, TASKS)
     batch_size, length = check_int("batch_size", batch_size), check_int("length", length)
     num_pairs = check_int("num_pairs", num_pairs)
     num_queries = check_int("num_queries", num_queries)
@@ -137,7 +157,7 @@ def training_batch(text, batch_size: int, length: int, rng: np.random.Generator,
         target = np.full(length, IGNORE, dtype=np.int64)
         distance = np.zeros(length, dtype=np.int64)
         taken = np.zeros(length + 2, dtype=bool)
-        keys, values = _pairs(num_pairs, rng)
+        keys, values = _pairs(num_pairs, rng, task)
         value_at = {}
         for key, value in zip(keys, values, strict=True):
             value_at[int(key)] = _write_pair(seq, taken, key, value, 0, half - 1, rng) + 1
@@ -170,7 +190,7 @@ def evaluation_distances(length: int, count: int) -> np.ndarray:
 
 
 def evaluation_batch(text, length: int, distances, per_distance: int, seed: int, *,
-                     num_pairs: int = 4) -> RetrievalBatch:
+                     num_pairs: int = 4, task: str = "content") -> RetrievalBatch:
     """Evaluation sequences of ``length`` bytes with ONE query, the last input byte.
 
     For each distance ``d`` in ``distances``, ``per_distance`` sequences whose queried
@@ -178,7 +198,7 @@ def evaluation_batch(text, length: int, distances, per_distance: int, seed: int,
     (distractors) sit anywhere else. ``seed`` alone decides the sequences. Shapes: see
     :class:`RetrievalBatch`, with ``batch = len(distances) * per_distance``.
     """
-    text = _check_text(text)
+    text, task = _check_text(text), check_choice("task", task, TASKS)
     length = check_int("length", length, minimum=4)
     per_distance, num_pairs = check_int("per_distance", per_distance), check_int("num_pairs",
                                                                                  num_pairs)
@@ -199,7 +219,7 @@ def evaluation_batch(text, length: int, distances, per_distance: int, seed: int,
             seq = _haystack(text, length, rng)
             taken = np.zeros(length + 2, dtype=bool)
             taken[query:] = True
-            keys, values = _pairs(num_pairs, rng)
+            keys, values = _pairs(num_pairs, rng, task)
             s = query - d - 1  # the queried key; its value at query - d
             seq[s], seq[s + 1] = keys[0], values[0]  # placed, not drawn
             taken[s:s + 2] = True
@@ -216,17 +236,27 @@ def evaluation_batch(text, length: int, distances, per_distance: int, seed: int,
     return RetrievalBatch(*(torch.from_numpy(np.stack(a)) for a in (seqs, targets, dists)))
 
 
-def check_answers(batch: RetrievalBatch) -> None:
+def check_answers(batch: RetrievalBatch, task: str = "content") -> None:
     """Check every scored answer from the sequence alone; ``AssertionError`` if one is wrong.
 
     At each query position ``t``: the input is a key; its most recent earlier occurrence
-    is followed by the target value, one of that key's values, ``distances[t]`` bytes
-    before ``t``; no key occurs with two different values. An independent statement of
-    what the generators promise.
+    is followed by the target value, ``distances[t]`` bytes before ``t``; no key occurs
+    with two different values. ``"content"``: the value is one of that key's own values;
+    ``"positional"``: no two keys of the sequence share a value (so swapping two pairs'
+    values gives another valid sequence). An independent statement of what the generators
+    promise.
     """
+    task = check_choice("task", task, TASKS)
     inputs, targets, distances = (a.numpy() for a in (batch.inputs, batch.targets,
                                                       batch.distances))
     for row, target, distance in zip(inputs, targets, distances, strict=True):
+        values = {}  # key -> its value
+        for p in np.nonzero(np.isin(row[:-1], KEY_BYTES))[0]:
+            values.setdefault(int(row[p]), set()).add(int(row[p + 1]))
+        assert all(len(v) == 1 for v in values.values()), "a key has two values"
+        if task == "positional":
+            bound = [next(iter(v)) for v in values.values()]
+            assert len(set(bound)) == len(bound), "two keys share a value"
         for t in np.nonzero(target != IGNORE)[0]:
             key = row[t]
             assert key in KEY_BYTES, f"query byte {key} at {t} is not a key"
@@ -234,22 +264,64 @@ def check_answers(batch: RetrievalBatch) -> None:
             assert earlier.size, f"query at {t} has no earlier pair"
             value_pos = earlier[-1] + 1
             assert row[value_pos] == target[t], f"answer at {t} is not the key's value"
-            assert target[t] in VALUE_BYTES[key - KEY_BYTES[0]], f"value at {t} not the key's"
+            assert target[t] in VALUE_BYTES, f"answer at {t} is not a value byte"
+            if task == "content":
+                assert target[t] in VALUE_BYTES[key - KEY_BYTES[0]], f"value at {t} not the key's"
             assert t - value_pos == distance[t], f"distance at {t} is wrong"
-            followers = {row[p + 1] for p in np.nonzero(row[:-1] == key)[0]}
-            assert len(followers) == 1, f"key {key} has two values"
 
 
-def describe(row) -> str:
-    """A sequence as readable text: a key byte as ``⟨K3⟩``, a value byte as ``⟨3:07⟩``
-    (key 3's value 7), other bytes as themselves (newlines as ``⏎``)."""
+def order_aware_answer(row, t: int) -> int:
+    """The answer of a reader who sees the context IN ORDER: the byte that followed the
+    most recent earlier occurrence of the query byte ``row[t]`` (an induction step).
+    ``row``: int ``[length]``; ``-1`` when the query byte did not occur before."""
+    row = np.asarray(row)
+    earlier = np.nonzero(row[:t] == row[t])[0]
+    return int(row[earlier[-1] + 1]) if earlier.size else -1
+
+
+def order_blind_answer(row, t: int) -> int:
+    """The answer of a reader who sees only the MULTISET of the bytes up to and including
+    the query ``row[t]`` (which bytes, how often; not where).
+
+    Its best rule: a value byte of the query key's own row if one is present (the content
+    task's answer is the only one), else the smallest value byte present (on the
+    positional task every present value is as likely as another: permuting the values
+    among the pairs leaves the multiset unchanged). ``-1`` when no value is present."""
+    row = np.asarray(row)
+    present = np.unique(row[:t + 1])
+    values = present[np.isin(present, VALUE_BYTES)]
+    key = int(row[t]) - int(KEY_BYTES[0])
+    if 0 <= key < len(KEY_BYTES):
+        own = values[np.isin(values, VALUE_BYTES[key])]
+        if own.size:
+            return int(own[0])
+    return int(values[0]) if values.size else -1
+
+
+def oracle_accuracy(batch: RetrievalBatch, oracle) -> float:
+    """Fraction of the scored answers of ``batch`` that ``oracle(row, t)`` gets right
+    (:func:`order_aware_answer`, :func:`order_blind_answer` or any such function)."""
+    inputs, targets = batch.inputs.numpy(), batch.targets.numpy()
+    right = [oracle(row, int(t)) == target[t]
+             for row, target in zip(inputs, targets, strict=True)
+             for t in np.nonzero(target != IGNORE)[0]]
+    return float(np.mean(right))
+
+
+def describe(row, task: str = "content") -> str:
+    """A sequence as readable text: a key byte as ``⟨K3⟩``, other bytes as themselves
+    (newlines as ``⏎``), and a value byte, for ``"content"``, as ``⟨3:07⟩`` (key 3's value
+    7) or, for ``"positional"`` (where values belong to no key), as ``⟨v55⟩`` (value 55
+    of 120)."""
+    task = check_choice("task", task, TASKS)
     out = []
     for byte in np.asarray(row).tolist():
         if byte in KEY_BYTES:
             out.append(f"⟨K{byte - KEY_BYTES[0]}⟩")
         elif byte >= VALUE_BYTES[0, 0]:
-            key, value = divmod(byte - int(VALUE_BYTES[0, 0]), VALUE_BYTES.shape[1])
-            out.append(f"⟨{key}:{value:02d}⟩")
+            index = byte - int(VALUE_BYTES[0, 0])
+            key, value = divmod(index, VALUE_BYTES.shape[1])
+            out.append(f"⟨v{index}⟩" if task == "positional" else f"⟨{key}:{value:02d}⟩")
         else:
             out.append("⏎" if byte == 10 else chr(byte))
     return "".join(out)

@@ -220,7 +220,8 @@ class PositionMethod:
     #: extension (``finetune_scalings``) then extends it with each scaling.
     finetunable: bool = False
     #: ``record(module) -> {field: numbers}``: extra numbers the experiment stores with a
-    #: trained model's entry (T5: its learned bias table, ``t5_bias``).
+    #: trained model's entry (T5: its learned bias table, ``t5_bias``; FIRE: each layer's
+    #: learned threshold). A model with one module per layer records a list, one per layer.
     record: Callable | None = None
 
     @property

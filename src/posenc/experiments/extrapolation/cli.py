@@ -17,11 +17,13 @@ PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --pres
   text        chapter 9's committed run: 6 methods, text only, L_train=128, 1000 steps
               (about 13 min, 1 thread)
   text-small  chapter 9's live run (seconds)
-  main        chapter 13: every built-in method for text (and RoPE with NoPE
-              layers; a --register'ed method joins only through --encodings),
-              text + key-value retrieval, L_train=64, 1 seed (<= 20 min, --jobs 2)
+  main        chapter 13: every built-in method for text, RoPE with every 4th layer
+              NoPE, and the Gemma 3, Llama 4, Command A and GPT-OSS layer patterns
+              (a --register'ed method joins only through --encodings); text + content
+              and positional key-value retrieval, L_train=64, 1 seed
+              (<= 25 min, --jobs 2)
   full        main with 3 seeds, plus RoPE fine-tuned at 4x L_train with no scaling,
-              PI, NTK-aware and YaRN (<= 60 min, --jobs 2)
+              PI, NTK-aware and YaRN (<= 75 min, --jobs 2)
   small       chapter 13's live run (<= 30 s)
 
 The committed results: src/posenc/course/results/<preset>.json, made with

@@ -16,8 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..._validation import check_choice, check_float, check_int
+from ...layer_patterns import PATTERNS, get_pattern
 from ...model import TinyLMConfig
 from ...nn import POSITIONS, get_position
+from ...retrieval import TASKS
 
 __all__ = [
     "ENCODINGS",
@@ -34,6 +36,8 @@ __all__ = [
     "variant_kind",
     "nope_variant",
     "finetune_variant",
+    "task_key",
+    "pattern_variant",
 ]
 
 #: The encodings trained by default: those of the ALiBi paper's comparison plus NoPE and learned.
@@ -87,7 +91,21 @@ VARIANT_LABELS = _VariantLabels()
 
 
 _FINETUNE_LABELS = {"none": "no scaling", "linear": "PI", "ntk": "NTK-aware", "yarn": "YaRN"}
-_NOPE_SUFFIX, _FINETUNE_INFIX = "_nope", "_ft_"
+_NOPE_SUFFIX, _FINETUNE_INFIX, _PATTERN_SUFFIX = "_nope", "_ft_", "_layers"
+
+
+def pattern_variant(pattern: str) -> str:
+    """The name of the model trained with a per-layer pattern (``"gemma3"`` ->
+    ``"gemma3_layers"``; :data:`posenc.layer_patterns.PATTERNS`)."""
+    return pattern + _PATTERN_SUFFIX
+
+
+def task_key(task: str, name: str) -> str:
+    """The results key of a retrieval task's ``name`` (``"loss"``, ``"accuracy"``,
+    ``"by_distance"``, ``"distances"``): ``retrieval_<name>`` for the content task (the key
+    it always had), ``positional_<name>`` for the positional one."""
+    check_choice("task", task, TASKS)
+    return ("retrieval_" if task == "content" else f"{task}_") + name
 
 
 def nope_variant(encoding: str) -> str:
@@ -111,11 +129,13 @@ def _finetuned(variant: str) -> tuple[str, str] | None:
 
 def variant_kind(variant: str) -> tuple[str, str]:
     """``(kind, detail)`` of a variant name: ``("nope", encoding)``, ``("finetuned",
-    scaling)``, ``("derived", source)`` (a registered evaluation-time variant) or
-    ``("trained", name)``."""
+    scaling)``, ``("derived", source)`` (a registered evaluation-time variant),
+    ``("pattern", pattern)`` (a per-layer pattern) or ``("trained", name)``."""
     finetuned = _finetuned(variant)
     if finetuned:
         return "finetuned", finetuned[1]
+    if variant.endswith(_PATTERN_SUFFIX) and variant[:-len(_PATTERN_SUFFIX)] in PATTERNS:
+        return "pattern", variant[:-len(_PATTERN_SUFFIX)]
     if variant.endswith(_NOPE_SUFFIX) and variant[:-len(_NOPE_SUFFIX)] in POSITIONS:
         return "nope", variant[:-len(_NOPE_SUFFIX)]
     if variant in DERIVED_VARIANTS:
@@ -136,9 +156,16 @@ def variant_label(variant: str, config: ExtrapolationConfig | None = None) -> st
     if kind == "finetuned":
         return (f"{VARIANT_LABELS[variant_source(variant)]}, fine-tuned at "
                 f"{config.finetune_multiplier}×, {_FINETUNE_LABELS[detail]}")
-    if kind == "nope":
-        return f"{VARIANT_LABELS[detail]} + NoPE layers (1 in {config.nope_every})"
+    if kind == "nope":  # every nope_every-th layer without position, all full attention
+        return f"{VARIANT_LABELS[detail]}, every {_ordinal(config.nope_every)} layer NoPE"
+    if kind == "pattern":
+        return PATTERNS[detail].label or detail
     return VARIANT_LABELS[variant]
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 @dataclass(frozen=True)
@@ -167,21 +194,29 @@ class ExtrapolationConfig:
     (initial weights and batch order); results give the mean and each seed's value.
 
     Retrieval (:mod:`posenc.retrieval`; off when ``retrieval_batch_size`` is 0): each step
-    adds ``retrieval_batch_size`` key-value sequences of ``train_length`` bytes
-    (``retrieval_pairs`` pairs, ``retrieval_queries`` queries), their loss (on the answers
-    only) times ``retrieval_weight`` added to the text loss. Evaluated at every length on
-    held-out text with one query at the end and its answer at ``retrieval_distances``
-    distances, ``retrieval_per_distance`` sequences each.
+    adds, for each task of ``retrieval_tasks`` (``"content"``: each key has its own values,
+    a bag of bytes answers it; ``"positional"``: values shared by all keys, only order
+    answers it), key-value sequences of ``train_length`` bytes (``retrieval_pairs`` pairs,
+    ``retrieval_queries`` queries): ``retrieval_batch_sizes[i]`` of task ``i``, or
+    ``retrieval_batch_size`` of each when that is empty. Their loss (on the answers only)
+    times ``retrieval_weight`` is added to the text loss. Each task is evaluated at every
+    length on held-out text with one query at the end and its answer at
+    ``retrieval_distances`` distances, ``retrieval_per_distance`` sequences each.
 
     NoPE layers: each method in ``nope_encodings`` is also trained with every
-    ``nope_every``-th block without position (Llama 4's interleaving; variant
-    ``<method>_nope``). Fine-tuning to extend (Chen et al., 2023; Peng et al., 2024): each
-    trained fine-tunable model (a method registered with ``finetunable=True``: RoPE) is
-    fine-tuned for ``finetune_steps`` steps at
-    ``finetune_multiplier * train_length`` (same bytes per step, peak learning rate times
-    ``finetune_lr_ratio``) once per scaling in ``finetune_scalings`` (``"none"`` or a
-    :data:`posenc.scaling.SCALING_METHODS` name, factor ``finetune_multiplier``); variant
-    ``<method>_ft_<scaling>``. The defaults switch all three off.
+    ``nope_every``-th block without position, every block full causal attention (variant
+    ``<method>_nope``; not Llama 4, whose RoPE layers are also chunked and whose NoPE
+    layers get a temperature: that is the ``llama4`` pattern). Patterns: each name in
+    ``patterns`` (:data:`posenc.layer_patterns.PATTERNS`) trains one more model of the same
+    size whose layers follow that pattern (variant ``<pattern>_layers``).
+
+    Fine-tuning to extend (Chen et al., 2023; Peng et al., 2024): each trained fine-tunable
+    model (a method registered with ``finetunable=True``: RoPE) is fine-tuned for
+    ``finetune_steps`` steps at ``finetune_multiplier * train_length`` (same bytes per step,
+    peak learning rate times ``finetune_lr_ratio``) once per scaling in
+    ``finetune_scalings`` (``"none"`` or a :data:`posenc.scaling.SCALING_METHODS` name,
+    factor ``finetune_multiplier``); variant ``<method>_ft_<scaling>``. The defaults switch
+    these four off.
 
     Results written before options were per method had fields ``base``,
     ``t5_num_buckets``, ``t5_max_distance`` and ``t5_bias_lr_scale``: :meth:`from_dict`
@@ -212,8 +247,11 @@ class ExtrapolationConfig:
     retrieval_queries: int = 4
     retrieval_distances: int = 8
     retrieval_per_distance: int = 32
+    retrieval_tasks: tuple[str, ...] = ("content",)
+    retrieval_batch_sizes: tuple[int, ...] = ()
     nope_encodings: tuple[str, ...] = ()
     nope_every: int = 4
+    patterns: tuple[str, ...] = ()
     finetune_scalings: tuple[str, ...] = ()
     finetune_multiplier: int = 4
     finetune_steps: int = 50
@@ -223,7 +261,8 @@ class ExtrapolationConfig:
     def __post_init__(self):
         object.__setattr__(self, "encodings", tuple(self.encodings))
         object.__setattr__(self, "options", _method_options(self.options))
-        for name in ("eval_multipliers", "nope_encodings", "finetune_scalings"):
+        for name in ("eval_multipliers", "nope_encodings", "finetune_scalings",
+                     "retrieval_tasks", "patterns", "retrieval_batch_sizes"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if not self.encodings or len(set(self.encodings)) != len(self.encodings):
             raise ValueError(f"encodings must be a non-empty list without repeats, "
@@ -253,12 +292,32 @@ class ExtrapolationConfig:
                      "finetune_steps"):
             check_int(name, getattr(self, name))
         check_float("retrieval_weight", self.retrieval_weight, greater_than=0.0)
+        if not self.retrieval_tasks or len(set(self.retrieval_tasks)) != len(
+                self.retrieval_tasks):
+            raise ValueError(f"retrieval_tasks must be a non-empty list of {TASKS} without "
+                             f"repeats, got {self.retrieval_tasks}")
+        for task in self.retrieval_tasks:
+            check_choice("retrieval_tasks", task, TASKS)
+        if self.retrieval_batch_sizes:
+            if len(self.retrieval_batch_sizes) != len(self.retrieval_tasks):
+                raise ValueError(f"retrieval_batch_sizes must give one size per task of "
+                                 f"retrieval_tasks {self.retrieval_tasks}, got "
+                                 f"{self.retrieval_batch_sizes}")
+            for size in self.retrieval_batch_sizes:
+                check_int("retrieval_batch_sizes", size)
         check_float("finetune_lr_ratio", self.finetune_lr_ratio, greater_than=0.0)
         for encoding in self.nope_encodings:
             if encoding not in self.encodings:
                 raise ValueError(f"nope_encodings: {encoding!r} is not in encodings "
                                  f"{self.encodings}")
             self.model_config(encoding, nope=True)
+        if len(set(self.patterns)) != len(self.patterns):
+            raise ValueError(f"patterns must not repeat, got {self.patterns}")
+        for pattern in self.patterns:
+            try:
+                self.pattern_config(pattern)
+            except ValueError as error:
+                raise ValueError(f"patterns: {error}") from None
         if self.finetune_scalings:
             if not self.finetuned_encodings:
                 tunable = [name for name, m in POSITIONS.items() if m.finetunable]
@@ -267,10 +326,12 @@ class ExtrapolationConfig:
                                  f"got {self.encodings}")
             for scaling in self.finetune_scalings:
                 check_choice("finetune_scalings", scaling, FINETUNE_SCALINGS)
-            if self.batch_size % self.finetune_multiplier or (
-                    self.retrieval_batch_size % self.finetune_multiplier):
-                raise ValueError(f"batch_size ({self.batch_size}) and retrieval_batch_size "
-                                 f"({self.retrieval_batch_size}) must be multiples of "
+            if self.batch_size % self.finetune_multiplier or any(
+                    size % self.finetune_multiplier
+                    for size in (self.retrieval_batch_size, *self.retrieval_batch_sizes)):
+                raise ValueError(f"batch_size ({self.batch_size}), retrieval_batch_size "
+                                 f"({self.retrieval_batch_size}) and retrieval_batch_sizes "
+                                 f"({self.retrieval_batch_sizes}) must be multiples of "
                                  f"finetune_multiplier ({self.finetune_multiplier}): "
                                  "fine-tuning keeps the bytes per step")
         if self.eval_tokens % self.max_eval_length:
@@ -309,11 +370,21 @@ class ExtrapolationConfig:
             if encoding in self.finetuned_encodings:
                 names += [finetune_variant(scaling, encoding)
                           for scaling in self.finetune_scalings]
-        return tuple(names)
+        return tuple(names) + tuple(pattern_variant(p) for p in self.patterns)
 
     @property
     def seeds(self) -> tuple[int, ...]:
         return tuple(range(self.seed, self.seed + self.num_seeds))
+
+    @property
+    def task_batch_sizes(self) -> dict[str, int]:
+        """``{task: sequences per step}``: ``retrieval_batch_sizes`` when given, else
+        ``retrieval_batch_size`` for every task (empty when retrieval is off)."""
+        if not self.retrieval:
+            return {}
+        sizes = self.retrieval_batch_sizes or (self.retrieval_batch_size,) * len(
+            self.retrieval_tasks)
+        return dict(zip(self.retrieval_tasks, sizes, strict=True))
 
     @property
     def retrieval(self) -> bool:
@@ -329,6 +400,16 @@ class ExtrapolationConfig:
             vocab_size=256, d_model=self.d_model, num_heads=self.num_heads,
             num_layers=self.num_layers, d_ff=self.d_ff, position=position,
             options=options, nope_every=self.nope_every if nope else 0)
+
+    def pattern_config(self, pattern: str) -> TinyLMConfig:
+        """The :class:`TinyLMConfig` trained with the per-layer ``pattern``
+        (:data:`posenc.layer_patterns.PATTERNS`), its windows and chunks sized for
+        ``train_length``; the same model size as every method's."""
+        get_pattern(pattern)
+        return TinyLMConfig(
+            vocab_size=256, d_model=self.d_model, num_heads=self.num_heads,
+            num_layers=self.num_layers, d_ff=self.d_ff, pattern=pattern,
+            pattern_length=self.train_length)
 
     def method_options(self, position: str) -> dict:
         """Every option ``position`` is trained with: its defaults and this config's."""
@@ -382,6 +463,10 @@ def _hash_layout(config: ExtrapolationConfig) -> dict:
     options were per method: T5's three options as the ``t5_*`` fields (its defaults when
     not given) and ``base``, so a config and its results file keep one hash."""
     values = config.to_dict()
+    for field, default in (("retrieval_tasks", ["content"]), ("patterns", []),
+                           ("retrieval_batch_sizes", [])):
+        if values[field] == default:  # fields that came later: left out at their default
+            del values[field]
     options = {name: dict(opts) for name, opts in values.pop("options", {}).items()}
     values["base"] = _OLD_BASE
     for old, (method, option) in _OLD_FIELDS.items():
@@ -424,13 +509,21 @@ NOT_FOR_TEXT = {
                   "every position's angle) would change with the sequence length",
 }
 
-#: The long-context presets' model and task (chapter 13): every method, one learning rate
-#: for every parameter of every method (no method is tuned), text plus retrieval.
+#: The long-context presets' model and tasks (chapter 13): every method and every layer
+#: pattern, one learning rate for every parameter of every method (no method is tuned),
+#: text plus both retrieval tasks. Calibrated on a 2-core CPU (benchmarks/README.md): with
+#: 16 positional sequences per step RoPE, ALiBi, T5 and NoPE spread from chance to 84 % at
+#: 1x (8 per step left all but ALiBi at chance); 12 text windows instead of 16 pay for it.
+#: FIRE's threshold L starts at L_train (its paper: L = 512 at L_train = 2048), so its
+#: normalisation acts from the training length on; the runs record the learned L.
 _LONG = dict(
     encodings=ALL_ENCODINGS, nope_encodings=("rope",), nope_every=4, train_length=64,
-    d_model=64, num_heads=4, num_layers=4, d_ff=256, options={"t5": {"max_distance": 64}},
-    steps=1000, batch_size=16, learning_rate=2e-3, warmup_steps=50,
-    eval_tokens=32768, retrieval_batch_size=16, retrieval_pairs=4, retrieval_queries=4,
+    d_model=64, num_heads=4, num_layers=4, d_ff=256,
+    options={"t5": {"max_distance": 64}, "fire": {"fire_init_L": 64.0}},
+    patterns=("gemma3", "llama4", "command_a", "gpt_oss"),
+    steps=1000, batch_size=12, learning_rate=2e-3, warmup_steps=50,
+    eval_tokens=16384, retrieval_batch_size=16, retrieval_tasks=("content", "positional"),
+    retrieval_batch_sizes=(8, 16), retrieval_pairs=4, retrieval_queries=4,
     retrieval_distances=8, retrieval_per_distance=32, log_every=50)
 
 #: Chapter 9's text runs: T5's bias table at 10x the shared learning rate (at the shared
@@ -442,9 +535,10 @@ _TEXT_T5 = {"t5": {"bias_lr_scale": 10.0}}
 #: * ``text``: chapter 9's committed run, text only (Press et al.'s protocol; T5's bias
 #:   table at 10x the learning rate).
 #: * ``text-small``: chapter 9's live run (seconds).
-#: * ``main``: every method, text + retrieval, one seed (chapter 13; ≤ 20 min).
+#: * ``main``: every method and layer pattern, text + both retrieval tasks, one seed
+#:   (chapter 13; ≤ 25 min).
 #: * ``full``: ``main`` with 3 seeds, plus RoPE fine-tuned at 4x with no scaling, PI,
-#:   NTK-aware and YaRN (chapter 13's error bars; ≤ 60 min).
+#:   NTK-aware and YaRN (chapter 13's error bars; ≤ 75 min).
 #: * ``small``: chapter 13's live run (≤ 30 s).
 PRESETS = {
     "text": ExtrapolationConfig(options=_TEXT_T5),
@@ -458,9 +552,10 @@ PRESETS = {
                                    "finetune_scalings": FINETUNE_SCALINGS,
                                    "finetune_steps": 50}),
     "small": ExtrapolationConfig(**{
-        **_LONG, "encodings": ("rope", "alibi"), "nope_encodings": (), "train_length": 32,
-        "num_layers": 2, "options": {"t5": {"max_distance": 32}}, "steps": 400,
-        "learning_rate": 3e-3, "warmup_steps": 20, "eval_tokens": 4096, "retrieval_pairs": 2,
+        **_LONG, "encodings": ("rope", "alibi"), "nope_encodings": (), "patterns": (),
+        "train_length": 32, "num_layers": 2, "options": {"t5": {"max_distance": 32}},
+        "steps": 400, "batch_size": 16, "learning_rate": 3e-3, "warmup_steps": 20,
+        "eval_tokens": 4096, "retrieval_batch_sizes": (8, 8), "retrieval_pairs": 2,
         "retrieval_queries": 2, "retrieval_distances": 4, "retrieval_per_distance": 16,
         "log_every": 25}),
 }

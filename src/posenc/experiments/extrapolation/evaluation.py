@@ -16,6 +16,7 @@ from ...data import contiguous_windows
 from ...model import TinyLM
 from .config import (
     ExtrapolationConfig,
+    task_key,
 )
 
 __all__ = ["retrieval_accuracy", "per_position_loss"]
@@ -23,8 +24,9 @@ __all__ = ["retrieval_accuracy", "per_position_loss"]
 
 @torch.no_grad()
 def retrieval_accuracy(model: TinyLM, config: ExtrapolationConfig, text: np.ndarray,
-                       length: int) -> tuple[np.ndarray, np.ndarray]:
-    """Accuracy of the retrieval task at ``length``, per answer distance.
+                       length: int, task: str = "content") -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy of a retrieval task (:data:`posenc.retrieval.TASKS`) at ``length``, per
+    answer distance.
 
     ``config.retrieval_distances`` distances spread over the length
     (:func:`posenc.retrieval.evaluation_distances`), ``retrieval_per_distance`` sequences
@@ -34,7 +36,8 @@ def retrieval_accuracy(model: TinyLM, config: ExtrapolationConfig, text: np.ndar
     """
     distances = retrieval.evaluation_distances(length, config.retrieval_distances)
     batch = retrieval.evaluation_batch(text, length, distances, config.retrieval_per_distance,
-                                       seed=length, num_pairs=config.retrieval_pairs)
+                                       seed=length, num_pairs=config.retrieval_pairs,
+                                       task=task)
     right = []
     for i in range(0, batch.inputs.shape[0], config.eval_batch_size):
         logits = model(batch.inputs[i:i + config.eval_batch_size])[:, -1]  # [b, 256]
@@ -68,7 +71,10 @@ def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *
     row). ``adapt(model, train_length, eval_length)`` (a registered evaluation-time
     variant) gives the model evaluated at each length."""
     start = time.perf_counter()
-    losses, curve, accuracy, distances = [], None, [], []
+    tasks = config.retrieval_tasks if config.retrieval else ()
+    losses, curve = [], None
+    accuracy = {task: [] for task in tasks}
+    distances = {task: [] for task in tasks}
     for length in config.eval_lengths:
         evaluated = model if adapt is None else adapt(model, config.train_length, length)
         inputs, targets = contiguous_windows(heldout, length, config.eval_tokens)
@@ -78,20 +84,21 @@ def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *
             if not may_be_undefined:
                 raise
             losses.append(None)  # not defined at this length
-            accuracy.append(None)
-            distances.append(None)
+            for task in tasks:
+                accuracy[task].append(None)
+                distances[task].append(None)
             continue
         curve = values
         losses.append(float(curve.mean()))
-        if config.retrieval:
-            at, right = retrieval_accuracy(evaluated, config, heldout, length)
-            distances.append(at.tolist())
-            accuracy.append(right)
+        for task in tasks:
+            at, right = retrieval_accuracy(evaluated, config, heldout, length, task)
+            distances[task].append(at.tolist())
+            accuracy[task].append(right)
     result = {"loss": losses, "per_position_loss": curve}
-    if config.retrieval:
-        result["retrieval_distances"] = distances
-        result["retrieval_by_distance"] = accuracy
-        result["retrieval_accuracy"] = [None if a is None else float(np.mean(a))
-                                        for a in accuracy]
+    for task in tasks:
+        result[task_key(task, "distances")] = distances[task]
+        result[task_key(task, "by_distance")] = accuracy[task]
+        result[task_key(task, "accuracy")] = [None if a is None else float(np.mean(a))
+                                              for a in accuracy[task]]
     result["eval_time_s"] = time.perf_counter() - start
     return result

@@ -27,12 +27,15 @@ from ..._validation import check_int
 from ...data import load_stdlib_corpus
 from ...model import TinyLM
 from ...nn import POSITIONS
+from ...retrieval import TASKS
 from .config import (
     PRESETS,
     ExtrapolationConfig,
     config_hash,
     finetune_variant,
     nope_variant,
+    pattern_variant,
+    task_key,
     variant_label,
 )
 from .evaluation import _evaluate
@@ -100,14 +103,18 @@ def _rounded_array(values, digits: int = 4):
 
 
 def _recorded(method, model: TinyLM) -> dict:
-    """The extra numbers a method's ``record`` hook gives for its trained module (the
-    first in the model; T5's is shared by every block), rounded for the JSON."""
+    """The extra numbers a method's ``record`` hook gives for its trained modules, rounded
+    for the JSON: one module's (T5's table is shared by every block) or, when each layer
+    has its own (FIRE's threshold), a list with one value per layer."""
     if method.record is None:
         return {}
-    module = next((m for m in model.modules() if isinstance(m, method.module)), None)
-    if module is None:
+    modules = list({id(m): m for m in model.modules() if isinstance(m, method.module)}.values())
+    if not modules:
         return {}
-    return {key: _rounded_array(value) for key, value in method.record(module).items()}
+    records = [method.record(module) for module in modules]
+    if len(records) == 1:
+        return {key: _rounded_array(value) for key, value in records[0].items()}
+    return {key: [_rounded_array(r[key]) for r in records] for key in records[0]}
 
 
 def _entry(variant: str, source: str, config: ExtrapolationConfig, result: dict) -> dict:
@@ -116,11 +123,11 @@ def _entry(variant: str, source: str, config: ExtrapolationConfig, result: dict)
              "loss": _rounded(result["loss"], 5),
              "per_position_loss": _rounded(result["per_position_loss"]),
              "eval_time_s": round(result["eval_time_s"], 2)}
-    if config.retrieval:
-        entry["retrieval_accuracy"] = _rounded(result["retrieval_accuracy"])
-        entry["retrieval_distances"] = result["retrieval_distances"]
-        entry["retrieval_by_distance"] = [None if a is None else _rounded(a)
-                                          for a in result["retrieval_by_distance"]]
+    for task in config.retrieval_tasks if config.retrieval else ():
+        accuracy, by_distance = task_key(task, "accuracy"), task_key(task, "by_distance")
+        entry[accuracy] = _rounded(result[accuracy])
+        entry[task_key(task, "distances")] = result[task_key(task, "distances")]
+        entry[by_distance] = [None if a is None else _rounded(a) for a in result[by_distance]]
     return entry
 
 
@@ -133,24 +140,31 @@ def _with_history(entry: dict, model: TinyLM, history: dict) -> dict:
     return entry
 
 
-def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, nope: bool,
+def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, layout: str,
                         corpus, progress: bool) -> dict:
-    """One training run (a method, a seed) and every variant that reuses it: the
-    registered evaluation-time variants and, for a method registered
-    ``finetunable=True`` when the config fine-tunes, the fine-tuned models.
-    Returns ``{variant: entry}`` in the order of ``config.variants``."""
+    """One training run (a method or a pattern, a seed) and every variant that reuses it:
+    the registered evaluation-time variants and, for a method registered
+    ``finetunable=True`` when the config fine-tunes, the fine-tuned models. ``layout``:
+    ``""`` (the method in every layer), ``"nope"`` (with NoPE layers) or ``"pattern"``
+    (``encoding`` names a per-layer pattern). Returns ``{variant: entry}`` in the order of
+    ``config.variants``."""
     heldout = corpus.heldout
     model, history = train_model(config, encoding, corpus.train, progress=progress,
-                                 seed=seed, nope=nope)
+                                 seed=seed, nope=layout == "nope",
+                                 pattern=layout == "pattern")
+    if layout == "pattern":
+        name = pattern_variant(encoding)
+        result = _evaluate(model, config, heldout)
+        return {name: _with_history(_entry(name, name, config, result), model, history)}
     method = POSITIONS[encoding]
-    name = nope_variant(encoding) if nope else encoding
+    name = nope_variant(encoding) if layout == "nope" else encoding
     result = _evaluate(model, config, heldout, may_be_undefined=bool(method.undefined_note))
     entry = _with_history(_entry(name, encoding, config, result), model, history)
     entry.update(_recorded(method, model))  # e.g. T5's bias table
     if None in result["loss"]:
         entry["not_defined"] = method.undefined_note.format(train_length=config.train_length)
     entries = {name: entry}
-    if nope:
+    if layout == "nope":
         return entries
     for variant in method.variants:
         result = _evaluate(model, config, heldout, adapt=variant.adapt)
@@ -168,7 +182,7 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, n
     return entries
 
 
-_NUMBERS = ("loss", "retrieval_accuracy")
+_NUMBERS = ("loss", *(task_key(task, "accuracy") for task in TASKS))
 
 
 def _merge_seeds(runs: list[dict]) -> dict:
@@ -196,10 +210,10 @@ def _merge_seeds(runs: list[dict]) -> dict:
         merged[f"{key}_max"] = [None if None in c else max(c) for c in columns]
         merged[f"{key}_by_seed"] = by_seed
     merged["per_position_loss"] = mean([run["per_position_loss"] for run in runs], 4)
-    if "retrieval_by_distance" in merged:
-        merged["retrieval_by_distance"] = [
-            mean(list(rows), 4)
-            for rows in zip(*(run["retrieval_by_distance"] for run in runs), strict=True)]
+    for key in (task_key(task, "by_distance") for task in TASKS):
+        if key in merged:
+            merged[key] = [mean(list(rows), 4)
+                           for rows in zip(*(run[key] for run in runs), strict=True)]
     for key in ("eval_time_s", "train_time_s"):
         if key in merged:
             merged[key] = round(sum(run[key] for run in runs), 2)
@@ -208,10 +222,17 @@ def _merge_seeds(runs: list[dict]) -> dict:
     return merged
 
 
-def _tasks(config: ExtrapolationConfig) -> list[tuple[int, str, bool]]:
-    """``(seed, encoding, nope)`` of every training run, in the order they are run."""
-    return [(seed, encoding, nope) for seed in config.seeds for encoding in config.encodings
-            for nope in (False, True) if not nope or encoding in config.nope_encodings]
+def _tasks(config: ExtrapolationConfig) -> list[tuple[int, str, str]]:
+    """``(seed, encoding or pattern, layout)`` of every training run, in the order they
+    are run (layout as :func:`_train_and_evaluate`'s)."""
+    runs = []
+    for seed in config.seeds:
+        for encoding in config.encodings:
+            runs.append((seed, encoding, ""))
+            if encoding in config.nope_encodings:
+                runs.append((seed, encoding, "nope"))
+        runs += [(seed, pattern, "pattern") for pattern in config.patterns]
+    return runs
 
 
 def _worker_setup(modules: tuple[str, ...]) -> None:
@@ -221,8 +242,8 @@ def _worker_setup(modules: tuple[str, ...]) -> None:
 
 
 def _run_task(args):
-    config, encoding, seed, nope, corpus = args
-    return _train_and_evaluate(config, encoding, seed, nope, corpus, progress=False)
+    config, encoding, seed, layout, corpus = args
+    return _train_and_evaluate(config, encoding, seed, layout, corpus, progress=False)
 
 
 def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: int | None = 1,
@@ -260,15 +281,15 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
                          f"held-out bytes; the corpus has {len(corpus.heldout)}")
     tasks = _tasks(config)
     if jobs == 1:
-        outputs = [_train_and_evaluate(config, encoding, seed, nope, corpus, progress)
-                   for seed, encoding, nope in tasks]
+        outputs = [_train_and_evaluate(config, encoding, seed, layout, corpus, progress)
+                   for seed, encoding, layout in tasks]
     else:
         context = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(
                 jobs, mp_context=context, initializer=_worker_setup,
                 initargs=(tuple(register),)) as pool:
-            futures = [pool.submit(_run_task, (config, encoding, seed, nope, corpus))
-                       for seed, encoding, nope in tasks]
+            futures = [pool.submit(_run_task, (config, encoding, seed, layout, corpus))
+                       for seed, encoding, layout in tasks]
             bar = _progress(concurrent.futures.as_completed(futures), total=len(futures),
                             desc="training runs", enabled=progress)
             for _ in bar:
@@ -324,8 +345,10 @@ def format_summary(results: dict) -> str:
     width = min(max(len(e["label"]) for e in results["variants"].values()) + 2, 40)
     head = f"{'variant':<{width}}" + "".join(f"{f'{n // train}x = {n}':>12}" for n in lengths)
     tables = [("loss (nats/byte)", "loss", lambda x: f"{x:.4f}")]
-    if any("retrieval_accuracy" in v for v in results["variants"].values()):
-        tables.append(("retrieval accuracy", "retrieval_accuracy", lambda x: f"{x:.1%}"))
+    for task in TASKS:
+        key = task_key(task, "accuracy")
+        if any(key in v for v in results["variants"].values()):
+            tables.append((f"{task} retrieval accuracy", key, lambda x: f"{x:.1%}"))
     lines = []
     for title, key, fmt in tables:
         lines += ["" if lines else None, title, head, "-" * len(head)]

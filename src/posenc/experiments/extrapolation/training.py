@@ -24,6 +24,8 @@ from ...model import TinyLM
 from .config import (
     ExtrapolationConfig,
     nope_variant,
+    pattern_variant,
+    task_key,
 )
 
 __all__ = ["seed_everything", "learning_rate_at", "train_model"]
@@ -117,11 +119,13 @@ def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps
     text and the same retrieval sequences. Returns the history dict of :func:`train_model`.
     """
     batches = torch.Generator().manual_seed(seed)
-    sequences = np.random.default_rng([seed, 1])  # retrieval: its own stream, drawn only if used
+    tasks = config.task_batch_sizes if retrieval_batch_size else {}
+    # each task its own stream, drawn only if used (content's stream is the one it always had)
+    streams = {task: np.random.default_rng([seed, 1 + i]) for i, task in enumerate(tasks)}
     history = {"step": [], "loss": [], "load_average": []}
-    if retrieval_batch_size:
-        history["retrieval_loss"] = []
-    running, running_retrieval, count = 0.0, 0.0, 0
+    history.update({task_key(task, "loss"): [] for task in tasks})
+    running, count = 0.0, 0
+    running_tasks = dict.fromkeys(tasks, 0.0)
     start = time.perf_counter()
     model.train()
     bar = _progress(range(steps), total=steps, desc=f"{desc:>10}", enabled=progress)
@@ -132,15 +136,17 @@ def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps
         logits = model(inputs)  # [batch, length, 256]
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
         total = loss
-        if retrieval_batch_size:
-            task = retrieval.training_batch(
-                train_data, retrieval_batch_size, length, sequences,
-                num_pairs=config.retrieval_pairs, num_queries=config.retrieval_queries)
-            logits = model(task.inputs)  # [retrieval batch, length, 256]
+        for task in tasks:
+            task_batch = tasks[task] * retrieval_batch_size // config.retrieval_batch_size
+            sequences = retrieval.training_batch(
+                train_data, task_batch, length, streams[task],
+                num_pairs=config.retrieval_pairs, num_queries=config.retrieval_queries,
+                task=task)
+            logits = model(sequences.inputs)  # [retrieval batch, length, 256]
             answer_loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                          task.targets.reshape(-1))  # answers only
-            total = loss + config.retrieval_weight * answer_loss
-            running_retrieval += answer_loss.item()
+                                          sequences.targets.reshape(-1))  # answers only
+            total = total + config.retrieval_weight * answer_loss
+            running_tasks[task] += answer_loss.item()
         optimizer.zero_grad(set_to_none=True)
         total.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
@@ -149,11 +155,12 @@ def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps
         if count == config.log_every or step == steps - 1:
             history["step"].append(step + 1)
             history["loss"].append(running / count)
-            if retrieval_batch_size:
-                history["retrieval_loss"].append(running_retrieval / count)
+            for task in tasks:
+                history[task_key(task, "loss")].append(running_tasks[task] / count)
             history["load_average"].append(os.getloadavg()[0])
             bar.set_postfix(loss=f"{running / count:.3f}")
-            running, running_retrieval, count = 0.0, 0.0, 0
+            running, count = 0.0, 0
+            running_tasks = dict.fromkeys(tasks, 0.0)
     bar.close()
     history["train_time_s"] = time.perf_counter() - start
     model.eval()
@@ -166,24 +173,29 @@ def _optimizer(model: TinyLM, config: ExtrapolationConfig):
 
 
 def train_model(config: ExtrapolationConfig, position: str, train_data: np.ndarray, *,
-                progress: bool = True, seed: int | None = None,
-                nope: bool = False) -> tuple[TinyLM, dict]:
+                progress: bool = True, seed: int | None = None, nope: bool = False,
+                pattern: bool = False) -> tuple[TinyLM, dict]:
     """Train one :class:`TinyLM` with ``position`` at ``config.train_length``.
 
     Every encoding gets the same initial seed and the same batches (generators seeded
     with ``seed``, default ``config.seed``); ``nope=True`` trains the model with NoPE
-    layers (``config.nope_every``). Returns the model (in eval mode) and a history dict
-    with the mean training loss over each ``log_every`` steps (and the retrieval loss,
-    when the config trains retrieval), the time taken and the 1-minute load average seen
-    while training.
+    layers (``config.nope_every``); ``pattern=True`` reads ``position`` as a per-layer
+    pattern's name (:meth:`ExtrapolationConfig.pattern_config`). Returns the model (in
+    eval mode) and a history dict with the mean training loss over each ``log_every``
+    steps (and each retrieval task's loss, when the config trains retrieval), the time
+    taken and the 1-minute load average seen while training.
     """
     seed = config.seed if seed is None else check_int("seed", seed, minimum=0)
     seed_everything(seed)
-    model = TinyLM(config.model_config(position, nope=nope))
+    if pattern:
+        model, desc = TinyLM(config.pattern_config(position)), pattern_variant(position)
+    else:
+        model = TinyLM(config.model_config(position, nope=nope))
+        desc = nope_variant(position) if nope else position
     history = _train_steps(
         model, _optimizer(model, config), config, steps=config.steps,
         length=config.train_length, batch_size=config.batch_size,
         retrieval_batch_size=config.retrieval_batch_size,
         lr_at=lambda step: learning_rate_at(step, config), train_data=train_data, seed=seed,
-        desc=nope_variant(position) if nope else position, progress=progress)
+        desc=desc, progress=progress)
     return model, history
