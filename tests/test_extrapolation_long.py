@@ -281,3 +281,27 @@ def test_variant_names_round_trip_through_their_one_parser():
     assert variant_kind("gemma3") == ("trained", "gemma3")  # not a pattern's model
     assert [variant_source(v) for v in PRESETS["full"].variants if v.startswith("rope")] == [
         "rope"] * 7  # rope, rope_pi, rope_nope and the four fine-tunes
+
+
+def test_the_large_preset_scales_main_up_and_runs_at_a_tiny_size():
+    """``large`` is main scaled up (no GPU was lent, so it has no committed results): the
+    same methods, patterns and tasks, a longer L_train with the methods' options following
+    it, Gemma 3's whole cycle in its layers; and its code path runs end to end when shrunk."""
+    main, large = PRESETS["main"], PRESETS["large"]
+    assert (large.encodings, large.patterns, large.retrieval_tasks) == (
+        main.encodings, main.patterns, main.retrieval_tasks)
+    assert large.train_length == 256 and large.d_model >= 256 and large.num_layers >= 6
+    assert large.method_options("t5")["max_distance"] == large.train_length
+    assert large.method_options("fire")["fire_init_L"] == large.train_length
+    gemma = large.pattern_config("gemma3").layer_specs()
+    assert [s.reach for s in gemma] == ["window"] * 5 + ["full"]
+    tiny = large.replace(encodings=("rope", "fire"), nope_encodings=("rope",),
+                         patterns=("gemma3",), train_length=16, d_model=16, num_heads=2,
+                         d_ff=32, options={"fire": {"fire_init_L": 16.0}}, steps=2,
+                         batch_size=2, retrieval_batch_size=2, retrieval_batch_sizes=(2, 2),
+                         retrieval_pairs=1, retrieval_queries=1, retrieval_distances=2,
+                         retrieval_per_distance=2, eval_tokens=512, eval_batch_size=4,
+                         warmup_steps=1)
+    results = run_experiment(tiny, progress=False)
+    assert list(results["variants"]) == list(tiny.variants)
+    assert all(len(e["positional_accuracy"]) == 4 for e in results["variants"].values())

@@ -117,3 +117,19 @@ def test_mean_at_and_beats_read_the_hand_made_results():
     assert lc.beats(RESULTS, "none", "alibi", "retrieval_accuracy", 1)  # 0.88-0.92 vs 0.35-0.65
     assert not lc.beats(RESULTS, "alibi", "none", "retrieval_accuracy", 1)  # worse, not better
     assert not lc.beats(RESULTS, "rope", "alibi", "loss", 0)  # ranges overlap
+
+
+def test_middle_dip_is_the_ends_minus_the_middle():
+    """A U-shaped accuracy over distance (Liu et al.'s "lost in the middle") gives a
+    positive dip; a flat or falling one gives zero or less."""
+    def results(by_distance):
+        return {"variants": {"m": {"positional_by_distance": [by_distance],
+                                   "retrieval_by_distance": [None]}}}
+    assert lc.middle_dip(results([0.9, 0.5, 0.4, 0.8]), "m", "positional", 0) == (
+        pytest.approx((0.9 + 0.8) / 2 - 0.45))
+    assert lc.middle_dip(results([0.6, 0.6, 0.6]), "m", "positional", 0) == pytest.approx(0)
+    assert lc.middle_dip(results([1.0, 0.8, 0.6, 0.4]), "m", "positional", 0) == (
+        pytest.approx(0.0))  # a straight fall: the ends average the middle
+    assert np.isnan(lc.middle_dip(results([0.5, 0.5]), "m", "positional", 0))
+    assert np.isnan(lc.middle_dip(results([0.5, 0.5, 0.5]), "m", "content", 0))  # undefined
+    assert lc.spread_text(0.25, 0.2, 0.3, "positional_accuracy") == "25.0% ±5.0"

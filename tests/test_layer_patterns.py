@@ -210,3 +210,16 @@ def test_cuda_bf16_matches_cpu_masks(name):
         if got is not None:
             assert got.device.type == "cuda"
             np.testing.assert_array_equal(got.cpu().numpy(), reach_mask(32, spec.reach, spec.size))
+
+
+def test_a_shallow_model_keeps_the_global_layer_and_specs_describe_themselves():
+    """Fewer layers than a cycle: the cycle's last kind (the global layer) stays on top;
+    each spec prints as one line naming its method, reach, options, sinks, temperature."""
+    gemma = get_pattern("gemma3").layers(4, 64)
+    assert [s.reach for s in gemma] == ["window"] * 3 + ["full"]
+    assert get_pattern("gemma3").layers(1, 64) == (get_pattern("gemma3").layers(6, 64)[-1],)
+    assert get_pattern("gemma3").layers(6, 64) == get_pattern("gemma3").layers(12, 64)[:6]
+    assert gemma[0].describe() == "rope window 16 base 1e+04"
+    assert gemma[-1].describe() == "rope full base 1e+06"
+    assert get_pattern("llama4").layers(4, 64)[-1].describe() == "none full temperature"
+    assert get_pattern("gpt_oss").layers(2, 64)[0].describe() == "rope window 8 sinks"

@@ -99,6 +99,13 @@ class LayerSpec:
             check_float("floor_scale", self.temperature[0], greater_than=0.0)
             check_float("attn_scale", self.temperature[1], at_least=0.0)
 
+    def describe(self) -> str:
+        """One short line: ``"rope window 16 base 1e+04 sinks"``, ``"none full temperature"``."""
+        parts = [self.position, self.reach if self.size is None else f"{self.reach} {self.size}"]
+        parts += [f"{k} {v:.0e}" if isinstance(v, float) else f"{k} {v}" for k, v in self.options]
+        parts += ["sinks"] * self.sinks + ["temperature"] * (self.temperature is not None)
+        return " ".join(parts)
+
     @property
     def window(self) -> int | None:
         return self.size if self.reach == "window" else None

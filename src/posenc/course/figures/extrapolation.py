@@ -11,21 +11,31 @@ import numpy as np
 
 from ...experiments.extrapolation.analysis import binned_mean
 from ...experiments.extrapolation.config import variant_kind, variant_source
+from ...layer_patterns import PATTERNS
 from .style import METHOD_COLORS
 
 __all__ = ["variant_color", "variant_linestyle", "draw_loss_by_position",
            "draw_loss_by_length", "draw_training_curves"]
 
 
+#: A layer pattern's colour when it registered none.
+_PATTERN_FALLBACK = "#777777"
+
+
 def variant_color(variant: str) -> str:
-    """The course colour of a variant (that of the encoding it was trained with)."""
+    """The course colour of a variant: that of the encoding it was trained with, or of its
+    layer pattern (:attr:`posenc.layer_patterns.LayerPattern.color`)."""
+    kind, detail = variant_kind(variant)
+    if kind == "pattern":
+        return PATTERNS[detail].color or _PATTERN_FALLBACK
     return METHOD_COLORS[variant_source(variant)]
 
 
-def variant_linestyle(variant: str) -> str:
+def variant_linestyle(variant: str):
     """Derived variants dashed, a method's NoPE-layer twin dotted, fine-tuned RoPE dash-dot,
-    trained methods solid."""
-    return {"derived": "--", "nope": ":", "finetuned": "-."}.get(variant_kind(variant)[0], "-")
+    layer patterns long dash-dot, trained methods solid."""
+    return {"derived": "--", "nope": ":", "finetuned": "-.",
+            "pattern": (0, (6, 1.5, 1, 1.5))}.get(variant_kind(variant)[0], "-")
 
 
 def draw_loss_by_position(ax, results: dict, variants=None, *, bin_size: int = 16,

@@ -12,23 +12,30 @@ import html
 
 import numpy as np
 
-from ...experiments.extrapolation.config import variant_kind
+from ...experiments.extrapolation.config import task_key, variant_kind
 from .extrapolation import variant_color, variant_linestyle
 from .style import DIVERGING
 
 __all__ = ["LENGTH_MARKERS", "metric", "mean_at", "beats", "spread_text", "summary_table",
-           "summary_markdown", "summary_html", "separated", "separated_pairs",
+           "summary_markdown", "summary_html", "middle_dip", "separated", "separated_pairs",
            "draw_metric_rows", "draw_accuracy_by_distance", "draw_loss_vs_retrieval",
            "draw_finetuning", "draw_separation"]
 
 #: Marker and grey shade per evaluation multiple (1x darkest), for the row plots.
 LENGTH_MARKERS = (("o", "#1b1b1b"), ("s", "#555555"), ("D", "#8c8c8c"), ("^", "#b8b8b8"))
 
-_NAMES = {"loss": "loss (nats / byte)", "retrieval_accuracy": "retrieval accuracy"}
+_NAMES = {"loss": "loss (nats / byte)", "retrieval_accuracy": "content retrieval accuracy",
+          "positional_accuracy": "positional retrieval accuracy"}
+
+
+def _is_accuracy(key: str) -> bool:
+    """Whether ``key`` is a retrieval accuracy (either task), not the loss."""
+    return key.endswith("_accuracy")
 
 
 def metric(results: dict, variant: str, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(mean, low, high)`` of ``key`` ("loss" or "retrieval_accuracy") per evaluation
+    """``(mean, low, high)`` of ``key`` ("loss", "retrieval_accuracy" (content) or
+    "positional_accuracy") per evaluation
     length, each float ``[lengths]`` (NaN where not defined); low = high = mean for one seed."""
     entry = results["variants"][variant]
 
@@ -62,7 +69,7 @@ def spread_text(mean: float, low: float, high: float, key: str, *,
         return "—"
     half = (high - low) / 2
     shown = high > low if seeds is None else seeds
-    if key == "retrieval_accuracy":
+    if _is_accuracy(key):
         return f"{mean:.1%}" + (f" ±{100 * half:.1f}" if shown else "")
     return f"{mean:.3f}" + (f" ±{half:.3f}" if shown else "")
 
@@ -98,6 +105,19 @@ def summary_html(results: dict, key: str, variants=None) -> str:
                              for c in row[1:]) + "</tr>" for row in rows)
     return (f'<table style="font-size:0.9em"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table>")
+
+
+def middle_dip(results: dict, variant: str, task: str = "content",
+               length_index: int = -1) -> float:
+    """How much lower a variant's accuracy is in the middle of the window than at its two
+    ends ("lost in the middle", Liu et al., 2024): the mean accuracy at the nearest and the
+    farthest distance minus the mean over the distances between them (percentage points
+    as a fraction; positive: a dip in the middle). NaN where not defined."""
+    accuracy = results["variants"][variant][task_key(task, "by_distance")][length_index]
+    if accuracy is None or len(accuracy) < 3:
+        return float("nan")
+    accuracy = np.asarray(accuracy, dtype=np.float64)  # [distances], nearest first
+    return float((accuracy[0] + accuracy[-1]) / 2 - accuracy[1:-1].mean())
 
 
 def separated(results: dict, a: str, b: str, key: str, length_index: int) -> bool:
@@ -159,7 +179,7 @@ def draw_metric_rows(ax, results: dict, key: str, variants=None, *, order_by: in
     ax.set_xlabel(_NAMES[key])
     ax.grid(axis="x", color="#e6e6e6", lw=0.8)
     ax.set_axisbelow(True)
-    if key == "retrieval_accuracy":
+    if _is_accuracy(key):
         ax.set_xlim(-0.02, 1.02)
         ax.xaxis.set_major_formatter(lambda x, _: f"{x:.0%}")
     if show_legend:
@@ -168,14 +188,16 @@ def draw_metric_rows(ax, results: dict, key: str, variants=None, *, order_by: in
     return variants
 
 
-def draw_accuracy_by_distance(ax, results: dict, variants, *, length_index: int = -1) -> None:
-    """Retrieval accuracy against the answer's distance, at one evaluation length (default
-    the longest), one line per variant (mean over seeds), the training length marked."""
+def draw_accuracy_by_distance(ax, results: dict, variants, *, length_index: int = -1,
+                              task: str = "content") -> None:
+    """Retrieval accuracy of ``task`` against the answer's distance, at one evaluation
+    length (default the longest), one line per variant (mean over seeds), the training
+    length marked."""
     train = results["train_length"]
     for variant in variants:
         entry = results["variants"][variant]
-        distances = entry["retrieval_distances"][length_index]
-        accuracy = entry["retrieval_by_distance"][length_index]
+        distances = entry[task_key(task, "distances")][length_index]
+        accuracy = entry[task_key(task, "by_distance")][length_index]
         if distances is None:
             continue
         ax.plot(distances, accuracy, marker="o", ms=3.5, lw=1.6, color=variant_color(variant),
@@ -187,21 +209,23 @@ def draw_accuracy_by_distance(ax, results: dict, variants, *, length_index: int 
     ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
     ax.set_xlabel(f"distance from the query back to the answer (bytes), in windows of "
                   f"{results['eval_lengths'][length_index]}")
-    ax.set_ylabel("retrieval accuracy")
+    ax.set_ylabel(_NAMES[task_key(task, "accuracy")].replace(" retrieval", ""))
 
 
 def draw_loss_vs_retrieval(ax, results: dict, variants=None, *, length_index: int = -1,
-                           annotate: bool = True, label_offsets=None) -> None:
-    """Each variant as a point: x its held-out loss, y its retrieval accuracy, both at one
-    evaluation length (default the longest), with the seed ranges as error bars. Two
-    rankings of the same models. ``label_offsets`` moves labels that would collide:
-    ``{variant: (dx, dy)}`` in points (default ``(4, 3)``: up and to the right)."""
+                           annotate: bool = True, label_offsets=None, x: str = "loss",
+                           y: str = "retrieval_accuracy") -> None:
+    """Each variant as a point: x its ``x`` (default the held-out loss), y its ``y``
+    (default content retrieval accuracy), both at one evaluation length (default the
+    longest), with the seed ranges as error bars: two rankings of the same models.
+    ``label_offsets`` moves labels that would collide: ``{variant: (dx, dy)}`` in points
+    (default ``(4, 3)``: up and to the right)."""
     offsets = {} if label_offsets is None else dict(label_offsets)
     variants = list(results["variants"]) if variants is None else list(variants)
     i = length_index
     for variant in variants:
-        loss, loss_low, loss_high = (a[i] for a in metric(results, variant, "loss"))
-        acc, acc_low, acc_high = (a[i] for a in metric(results, variant, "retrieval_accuracy"))
+        loss, loss_low, loss_high = (a[i] for a in metric(results, variant, x))
+        acc, acc_low, acc_high = (a[i] for a in metric(results, variant, y))
         if np.isnan(loss) or np.isnan(acc):
             continue
         color = variant_color(variant)
@@ -215,17 +239,22 @@ def draw_loss_vs_retrieval(ax, results: dict, variants=None, *, length_index: in
                         color="#333333", ha="left" if dx >= 0 else "right",
                         va="bottom" if dy >= 0 else "top")
     n = results["eval_lengths"][i] // results["train_length"]
-    ax.set_xlabel(f"held-out loss at {n}× (nats / byte; left is better)")
-    ax.set_ylabel(f"retrieval accuracy at {n}×")
-    ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
+    ax.set_xlabel(f"held-out loss at {n}× (nats / byte; left is better)" if x == "loss"
+                  else f"{_NAMES[x]} at {n}×")
+    ax.set_ylabel(f"{_NAMES[y]} at {n}×")
+    ax.yaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
+    if _is_accuracy(x):
+        ax.xaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
 
 
-def draw_finetuning(axes, results: dict, variants, *, length_index: int) -> None:
-    """Two panels (``axes`` a pair): held-out loss and retrieval accuracy at one evaluation
-    length for each variant, as horizontal bars with the seed range."""
+def draw_finetuning(axes, results: dict, variants, *, length_index: int,
+                    keys=("loss", "retrieval_accuracy")) -> None:
+    """One panel per key (``axes`` as many; default held-out loss and content retrieval
+    accuracy) at one evaluation length for each variant, as horizontal bars with the seed
+    range."""
     labels = [results["variants"][v]["label"] for v in variants]
     y = np.arange(len(variants))[::-1]
-    for ax, key in zip(axes, ("loss", "retrieval_accuracy"), strict=True):
+    for ax, key in zip(axes, keys, strict=True):
         for row, variant in zip(y, variants, strict=True):
             mean, low, high = (a[length_index] for a in metric(results, variant, key))
             ax.barh(row, mean, color=variant_color(variant), zorder=2,
@@ -235,7 +264,7 @@ def draw_finetuning(axes, results: dict, variants, *, length_index: int) -> None
             ax.text(max(mean, high), row, f"  {text}", va="center", fontsize=8, color="#222222")
         ax.set_xlabel(_NAMES[key])
         ax.set_yticks(y, labels if ax is axes[0] else [""] * len(labels))
-        if key == "retrieval_accuracy":
+        if _is_accuracy(key):
             ax.set_xlim(0, 1.3)
             ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
             ax.xaxis.set_major_formatter(lambda x, _: f"{x:.0%}")

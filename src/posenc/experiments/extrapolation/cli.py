@@ -25,6 +25,9 @@ PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --pres
   full        main with 3 seeds, plus RoPE fine-tuned at 4x L_train with no scaling,
               PI, NTK-aware and YaRN (<= 75 min, --jobs 2)
   small       chapter 13's live run (<= 30 s)
+  large       main scaled up for an accelerator: L_train=256, d_model=256, 6 layers,
+              4,000 steps (not run for the committed results: no GPU was lent, and
+              the runner trains on the CPU)
 
 The committed results: src/posenc/course/results/<preset>.json, made with
   python -m posenc.experiments.extrapolation --preset NAME --jobs 2 \\
