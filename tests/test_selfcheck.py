@@ -100,6 +100,14 @@ def test_numeric_answers_of_chapter_13_match_the_formulas():
     assert correct_answer(long_context[0]) == pytest.approx(round(100 / 15, 1))
     assert correct_answer(long_context[2]) == pytest.approx(round((0.1 * math.log(4) + 1) ** 2,
                                                                   2))
+    # the order-blind reader's best on the positional task: measured, not derived
+    from posenc import retrieval
+    from posenc.data import load_stdlib_corpus
+    batch = retrieval.evaluation_batch(load_stdlib_corpus().heldout, 64, [5, 20, 40], 400,
+                                       seed=3, num_pairs=4, task="positional")
+    measured = 100 * retrieval.oracle_accuracy(batch, retrieval.order_blind_answer)
+    assert "4 pairs" in long_context[4]["question"]
+    assert abs(correct_answer(long_context[4]) - measured) < 4  # 1,200 sequences
 
 
 # --- How the questions are drawn: contrast (WCAG AA) and no request to another origin ---

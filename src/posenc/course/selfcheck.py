@@ -567,10 +567,12 @@ def _learned_biases() -> list[dict]:
 
 #: Chapter (notebook name without .ipynb) -> its question builder.
 def _long_context() -> list[dict]:
+    from ..experiments.extrapolation import PRESETS
     from ..retrieval import VALUE_BYTES
     from ..scaling import yarn_attention_factor
 
     chance = 100.0 / VALUE_BYTES.shape[1]
+    pairs = PRESETS["main"].retrieval_pairs  # chapter 13's sequences
     score_scale = yarn_attention_factor(4.0) ** 2
     return [
         _number("In the content retrieval task every key has its own 15 values. What accuracy "
@@ -578,22 +580,6 @@ def _long_context() -> list[dict]:
                 "picked at random?", round(chance, 1), 0.2,
                 f"1 in 15: {chance:.1f} %. Anything above that used the sequence.",
                 "Count the values a key can have; the model guesses uniformly among them."),
-        _number("On the positional task a sequence has 4 pairs whose values are shared by all "
-                "keys. A reader sees which bytes the context holds and how often, but not their "
-                "order. What accuracy (in %) can it reach at best?", 25.0, 0.5,
-                "25 %: swapping two pairs' values leaves the bytes the same and changes the "
-                "answer, so it can only pick one of the 4 values present.",
-                "Which values could be the answer, if you cannot see which key each follows?"),
-        _mc("A method scores 95 % on the content task and 25 % on the positional task (4 "
-            "pairs). What has it learned?",
-            "To find the byte that belongs to the query key, not to use where it sits",
-            {"To use position, but not far back": "Then it would score above chance on the "
-                                                 "positional task at short distances.",
-             "Nothing: both scores are chance": "Chance on the content task is 1/15, 6.7 %; "
-                                                "95 % is a real look-up."},
-            "The content task is solved by a bag of bytes; the positional one needs order. A "
-            "gap between them is a model that looks up content without binding it by position.",
-            understanding=True),
         _mc("A model's held-out loss stays flat from 1× to 8× the training length, but its "
             "retrieval accuracy falls to near chance at long distances. What is the most "
             "likely reading?",
@@ -621,6 +607,22 @@ def _long_context() -> list[dict]:
                                                    "they are equal."},
             "This is why the chapter trains several seeds and draws error bars before ranking "
             "methods.",
+            understanding=True),
+        _number(f"On the positional task a sequence has {pairs} pairs whose values are shared "
+                "by all keys. A reader sees which bytes the context holds and how often, but not "
+                "their order. What accuracy (in %) can it reach at best?", 100 / pairs, 0.5,
+                f"{100 / pairs:.0f} %: swapping two pairs' values leaves the bytes the same and "
+                f"changes the answer, so it can only pick one of the {pairs} values present.",
+                "Which values could be the answer, if you cannot see which key each follows?"),
+        _mc("A method scores 95 % on the content task and 25 % on the positional task (4 "
+            "pairs). What has it learned?",
+            "To find the byte that belongs to the query key, not to use where it sits",
+            {"To use position, but not far back": "Then it would score above chance on the "
+                                                 "positional task at short distances.",
+             "Nothing: both scores are chance": "Chance on the content task is 1/15, 6.7 %; "
+                                                "95 % is a real look-up."},
+            "The content task is solved by a bag of bytes; the positional one needs order. A "
+            "gap between them is a model that looks up content without binding it by position.",
             understanding=True),
     ]
 
