@@ -88,7 +88,7 @@ def test_committed_main_run_draws_with_every_variant():
     plt.close("all")
 
 
-@pytest.mark.parametrize("key", ["loss", "retrieval_accuracy"])
+@pytest.mark.parametrize("key", ["loss", "retrieval_accuracy", "positional_accuracy"])
 def test_metric_of_one_seed_has_no_spread(key):
     results = load_results("main.json")
     mean, low, high = lc.metric(results, "rope", key)

@@ -44,23 +44,34 @@ def test_slider_figures_keep_all_their_text(draw, values, figsize):
 
 
 def _long_context(kind):
+    """Chapter 13's static figures, drawn as the chapter draws them."""
     results = load_results("full.json")
     trained = [v for v in results["variants"] if not v.startswith("rope_ft_")]
+    models = [v for v in trained if "history" in results["variants"][v]]
     if kind == "separation":
-        fig, ax = plt.subplots(figsize=(FIGURE_WIDTH, 6.4), layout="constrained")
-        lc.draw_separation(ax, results, "retrieval_accuracy", trained)
+        fig, ax = plt.subplots(figsize=(FIGURE_WIDTH, 6.8), layout="constrained")
+        lc.draw_separation(ax, results, "positional_accuracy", models)
     elif kind == "finetuning":
         fig, axes = plt.subplots(1, 2, figsize=(FIGURE_WIDTH, 2.9), layout="constrained")
         lc.draw_finetuning(axes, results, ["rope", "rope_pi", "rope_ft_none", "rope_ft_linear",
                                            "rope_ft_ntk", "rope_ft_yarn"], length_index=2)
-    else:
-        fig, axes = plt.subplots(1, 2, figsize=(FIGURE_WIDTH, 6.4), sharey=True,
+    elif kind == "by_distance":
+        fig, axes = plt.subplots(1, 2, figsize=(FIGURE_WIDTH, 3.6), sharey=True,
                                  layout="constrained")
-        lc.draw_metric_rows(axes[1], results, "retrieval_accuracy", trained)
+        for ax, task in zip(axes, ("content", "positional"), strict=True):
+            lc.draw_accuracy_by_distance(ax, results, models[:8], task=task)
+        fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncol=4,
+                   fontsize=8, frameon=False)
+    else:
+        fig, axes = plt.subplots(1, 2, figsize=(FIGURE_WIDTH, 7.2), sharey=True,
+                                 layout="constrained")
+        order = lc.draw_metric_rows(axes[1], results, "positional_accuracy", trained, order_by=0)
+        lc.draw_metric_rows(axes[0], results, "retrieval_accuracy", order, order_by=None,
+                            show_legend=False)
     return fig
 
 
-@pytest.mark.parametrize("kind", ["separation", "finetuning", "metric_rows"])
+@pytest.mark.parametrize("kind", ["separation", "finetuning", "metric_rows", "by_distance"])
 def test_chapter_13_static_figures_keep_all_their_text(kind):
     with plt.rc_context(COURSE_RC):
         fig = _long_context(kind)
