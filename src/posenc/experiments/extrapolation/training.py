@@ -120,8 +120,10 @@ def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps
     """
     batches = torch.Generator().manual_seed(seed)
     tasks = config.task_batch_sizes if retrieval_batch_size else {}
-    # each task its own stream, drawn only if used (content's stream is the one it always had)
-    streams = {task: np.random.default_rng([seed, 1 + i]) for i, task in enumerate(tasks)}
+    # each task its own stream, fixed by the task (not by its place in the config) and drawn
+    # only if used; content's is the one the single task always had
+    streams = {task: np.random.default_rng([seed, 1 + retrieval.TASKS.index(task)])
+               for task in tasks}
     history = {"step": [], "loss": [], "load_average": []}
     history.update({task_key(task, "loss"): [] for task in tasks})
     running, count = 0.0, 0
