@@ -81,9 +81,11 @@ unit: $(STAMP)
 
 # nbval runs every cell of every notebook; cells tagged nbval-check-output must print
 # exactly their golden output (tests/golden/, see tools/notebooks.py golden).
+# Draft frames: every slider combination is drawn but only its figure's first frame is
+# rasterised (posenc.course.figures.sliders); `make book` renders every frame for real.
 notebooks: $(STAMP)
 	$(BIN)/python tools/notebooks.py golden prepare
-	cd _build/nbval && ../../$(BIN)/python -m pytest book -q -p no:cacheprovider \
+	cd _build/nbval && POSENC_DRAFT_FRAMES=1 ../../$(BIN)/python -m pytest book -q -p no:cacheprovider \
 		--rootdir=. --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with ../../tests/nbval_sanitize.cfg
 
@@ -109,11 +111,14 @@ local: $(STAMP) chromium
 
 # Stages that do not need each other run two at a time (the machine's two cores): the unit
 # tests beside nbval, then -- after the -W build -- the browser suite beside the local path.
+# The browser suite's own stage runs on two pytest-xdist workers, each page's checks on one
+# of them (they share the page's visit: tests/browser/conftest.py); the browser mostly waits,
+# so two workers and the local path fit on two cores.
 test: lint
 	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j2 --output-sync=target unit notebooks
 	$(MAKE) --no-print-directory -o $(STAMP) book
 	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j2 --output-sync=target browser local \
-		BROWSER_ARGS="-m 'not budget'"
+		BROWSER_ARGS="-m 'not budget' -n 2 --dist loadgroup"
 	$(MAKE) --no-print-directory -o $(STAMP) browser BROWSER_ARGS="-m budget"
 
 # Opens JupyterLab on book/. As root (e.g. in a container) it adds --allow-root. In a git clone

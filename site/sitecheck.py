@@ -260,23 +260,99 @@ def transfer_log(context, page) -> dict[str, int]:
     return sizes
 
 
-def idle_scroll(page, seconds: float = 10.0, steps: int = 40) -> None:
+def idle_scroll(pages, seconds: float = 10.0, steps: int = 40) -> None:
     """A reader who scrolls from the top to the bottom of the page in ``seconds``, touching
-    nothing (wheel events, as a reader's mouse or trackpad sends)."""
-    height = page.evaluate("document.documentElement.scrollHeight - innerHeight")
+    nothing (wheel events, as a reader's mouse or trackpad sends). ``pages``: one page, or
+    several scrolled side by side (one reader each, all at the same pace)."""
+    pages = pages if isinstance(pages, list | tuple) else [pages]
+    heights = [p.evaluate("document.documentElement.scrollHeight - innerHeight") for p in pages]
     for _ in range(steps):
-        page.mouse.wheel(0, height / steps)
-        page.wait_for_timeout(1000 * seconds / steps)  # the reader's pace, not a wait for the page
+        for page, height in zip(pages, heights, strict=True):
+            page.mouse.wheel(0, height / steps)
+        # the reader's pace, not a wait for the page
+        pages[0].wait_for_timeout(1000 * seconds / steps)
 
 
 def idle_scroll_transfers(browser, base: str, path: str, seconds: float = 10.0) -> dict[str, int]:
     """``{url: bytes on the wire}`` for a visit of ``path`` by a reader who scrolls through
     it in ``seconds`` touching nothing, until the prefetch is idle (see :func:`transfer_log`)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    sizes = transfer_log(context, page)
-    page.goto(f"{base}/{path}", wait_until="load")
-    idle_scroll(page, seconds=seconds)
-    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
-    context.close()
-    return dict(sizes)
+    return idle_scroll_transfers_all(browser, base, [path], seconds)[path]
+
+
+def idle_scroll_transfers_all(browser, base: str, paths: list[str],
+                              seconds: float = 10.0) -> dict[str, dict[str, int]]:
+    """:func:`idle_scroll_transfers` for every page of ``paths`` at once, each in its own
+    browser context: ``{path: {url: bytes}}``. What a page fetches is set by the prefetch
+    policy (the figures near what the reader has seen), and each page is measured until its
+    prefetch is idle, so readers side by side fetch what one alone would; they only take
+    ``seconds`` once instead of once per page."""
+    contexts, pages, logs = [], [], []
+    for path in paths:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        logs.append(transfer_log(context, page))
+        page.goto(f"{base}/{path}", wait_until="load")
+        contexts.append(context)
+        pages.append(page)
+    idle_scroll(pages, seconds=seconds)
+    out = {}
+    for path, context, page, sizes in zip(paths, contexts, pages, logs, strict=True):
+        page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+        out[path] = dict(sizes)
+        context.close()
+    return out
+
+
+# Accessibility (axe-core) -----------------------------------------------------------------
+
+# Marks one span per distinct look among the syntax-highlighted code's spans: text of the
+# same colour, size and weight on the same code background has the same contrast. axe's
+# colour-contrast rule spent three quarters of its time on these spans (4,749 of chapter
+# 4's 11,154 elements are inside <pre>), one by one, for a few dozen distinct looks.
+JS_MARK_CODE_SAMPLES = """
+() => {
+  const seen = new Set();
+  let marked = 0;
+  for (const span of document.querySelectorAll('pre span')) {
+    // only spans whose own text shows (a wrapper's colour is its children's business)
+    const own = [...span.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.data.trim());
+    if (!own || !span.getClientRects().length) continue;
+    const s = getComputedStyle(span), pre = getComputedStyle(span.closest('pre'));
+    const box = span.closest('div.highlight');
+    const key = [s.color, s.fontSize, s.fontWeight, s.backgroundColor, pre.backgroundColor,
+                 box ? getComputedStyle(box).backgroundColor : ''].join('|');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    span.setAttribute('data-posenc-contrast-sample', '');  // SAMPLE
+    marked++;
+  }
+  return marked;
+}
+"""
+
+
+#: The attribute :data:`JS_MARK_CODE_SAMPLES` puts on its samples.
+SAMPLE = "data-posenc-contrast-sample"
+
+
+def axe_violations(page, contrast_only: bool = False) -> list[dict]:
+    """axe-core's violations on ``page``: every rule on the whole page, except that colour
+    contrast inside code blocks is measured on one span per distinct look
+    (:data:`JS_MARK_CODE_SAMPLES`) instead of on every span. ``contrast_only``: the colour
+    rule alone (what a second colour scheme of the same page can change)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    page.evaluate(axe.axe_script)
+    page.evaluate(JS_MARK_CODE_SAMPLES)
+    violations = []
+    if not contrast_only:
+        violations += page.evaluate("""() => axe.run(document, {resultTypes: ['violations'],
+            rules: {'color-contrast': {enabled: false}}}).then(r => r.violations)""")
+    # the deepest include or exclude around a node decides: the samples are in, the rest
+    # of each <pre> is out
+    violations += page.evaluate(f"""() => axe.run(
+        {{include: [['body'], ['pre [{SAMPLE}]']], exclude: [['pre']]}},
+        {{resultTypes: ['violations'], runOnly: {{type: 'rule', values: ['color-contrast']}}}})
+        .then(r => r.violations)""")
+    return violations

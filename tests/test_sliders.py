@@ -106,3 +106,36 @@ def test_webp_frames_and_one_size_for_every_frame():
         with Image.open(io.BytesIO(data)) as img:
             sizes.add(img.size)
     assert len(sizes) == 1  # the page does not jump when the slider moves
+
+
+def test_draft_frames_still_draw_every_combination_but_rasterise_one(monkeypatch):
+    """POSENC_DRAFT_FRAMES=1 (nbval's setting): each combination is drawn, so one that
+    raises still fails the cell; every frame shows the first picture, alt texts stay exact."""
+    from posenc.course.figures.sliders import DRAFT_ENV
+
+    seen = []
+
+    def counting(fig, a, b=1):
+        seen.append((a, b))
+        draw(fig, a, b)
+
+    monkeypatch.setenv(DRAFT_ENV, "1")
+    frames = frames_of(slider_figure(counting, {"a": [1, 2, 3], "b": [10, 20]},
+                                     title="demo").children[2])
+    assert {(a, b) for a in (1, 2, 3) for b in (10, 20)} <= set(seen)
+    assert len({f.value.split('src="')[1].split('"')[0] for f in frames}) == 1
+    alts = [re.search(r'alt="([^"]*)"', f.value).group(1) for f in frames]
+    assert alts == [f"demo: a={a}, b={b}" for a in (1, 2, 3) for b in (10, 20)]
+
+    def fails_on_the_last(fig, a, b=1):
+        if (a, b) == (3, 20):
+            raise RuntimeError("cannot draw a=3, b=20")
+        draw(fig, a, b)
+
+    with pytest.raises(RuntimeError, match="a=3, b=20"):
+        # the crop is measured on the first and last frames: fail in the middle instead
+        slider_figure(lambda fig, a, b=1: fails_on_the_last(fig, a if a != 2 else 3, b),
+                      {"a": [1, 2, 4], "b": [10, 20]}, title="demo")
+    monkeypatch.setenv(DRAFT_ENV, "0")
+    frames = frames_of(slider_figure(draw, {"a": [1, 2]}, title="demo").children[1])
+    assert len({f.value.split('src="')[1].split('"')[0] for f in frames}) == 2

@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -26,6 +27,10 @@ def browser():
 
 @pytest.fixture(scope="session")
 def screenshots():
+    """Where full-page screenshots of every page go (light and dark), for a person to look
+    at -- only with ``POSENC_SCREENSHOTS=1`` (each costs ~2.5 s); else None."""
+    if os.environ.get("POSENC_SCREENSHOTS", "") in ("", "0"):
+        return None
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
 
@@ -39,7 +44,8 @@ class Visit:
         self.page = self.context.new_page()
         self.requests, self.console_errors, self.page_errors = [], [], []
         self.page.on("request", lambda r: self.requests.append(r.url))
-        self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(
+            f"{m.text} [{m.location.get('url', '')}]"))
         self.page.on("pageerror", lambda e: self.page_errors.append(str(e)))
         self.response = self.page.goto(f"{base_url}/{path}", wait_until="networkidle")
         self.page.wait_for_function("document.readyState === 'complete'")
@@ -62,7 +68,37 @@ def visit(browser, base_url):
         v.close()
 
 
+@pytest.fixture(scope="module")
+def reader(browser, base_url, page_path):
+    """One light-theme visit of ``page_path`` shared by the page's checks, in the order the
+    test module defines them (pytest groups a module-scoped parameter's tests together): the
+    read-only checks first, then the ones that move sliders, answer questions, reveal
+    solutions and, last, switch the theme. A fresh page per check cost ~2 s each."""
+    v = Visit(browser, base_url, page_path)
+    yield v
+    v.close()
+
+
+@pytest.fixture(scope="module")
+def night_reader(browser, base_url, page_path):
+    """The same, for a reader whose system asks for the dark theme."""
+    v = Visit(browser, base_url, page_path, color_scheme="dark")
+    yield v
+    v.close()
+
+
 def pytest_generate_tests(metafunc):
     if "page_path" in metafunc.fixturenames:
         pages = content_pages()
-        metafunc.parametrize("page_path", pages, ids=[p.split("/")[-1] for p in pages])
+        # module scope: a page's tests run one after another, on one shared visit
+        metafunc.parametrize("page_path", pages, ids=[p.split("/")[-1] for p in pages],
+                             scope="module")
+
+
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (``--dist loadgroup``) a page's tests stay on one worker, so they
+    share its visits; other tests spread over the workers one by one."""
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        if spec is not None and "page_path" in spec.params:
+            item.add_marker(pytest.mark.xdist_group(spec.params["page_path"]))

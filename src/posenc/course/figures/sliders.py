@@ -19,6 +19,12 @@ In Jupyter every frame is inline (``data:`` URIs), so a notebook works anywhere;
 the site's build (``site/posenc_site.py``) moves all but the first frame of each
 figure into content-hashed files that the page fetches on demand.
 
+Draft frames: with the environment variable ``POSENC_DRAFT_FRAMES=1`` (what ``make notebooks``
+sets for nbval), every combination is still drawn -- ``draw`` runs for each, so a combination
+that fails to draw still fails the cell -- but only the first frame is rasterised, and every
+frame shows it (alt texts stay exact). Rasterising and encoding are three quarters of a
+frame's time; the site's build (``make book``) always renders every frame for real.
+
 Frame budget: at most :data:`MAX_FRAMES` per figure (each ~10-60 KB; ~0.2 s to draw
 at build time). The budget of each figure in the course is listed in
 ``benchmarks/README.md``.
@@ -36,6 +42,7 @@ from __future__ import annotations
 import base64
 import html
 import itertools
+import os
 from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -47,6 +54,8 @@ from .style import COURSE_RC, CSS_PX_PER_INCH, FIGURE_WIDTH, FRAME_DPI, figure_b
 __all__ = ["slider_figure", "format_value", "log_steps"]
 
 MAX_FRAMES = 144  # ~0.2 s a frame to draw: the site build stays within its 180 s
+#: Environment variable that turns on draft frames (see the module docstring).
+DRAFT_ENV = "POSENC_DRAFT_FRAMES"
 
 
 def format_value(value) -> str:
@@ -191,10 +200,15 @@ def _render(job, params_list) -> list[bytes]:
     """The frame of each parameter set, in order (drawing two at once in worker processes
     was tried: on this project's 2 busy cores, spawning them cost what they saved)."""
     draw, figsize, dpi, fmt, bbox = job
+    draft = os.environ.get(DRAFT_ENV, "") not in ("", "0")
     out = []
     with plt.rc_context(COURSE_RC):
         for params in params_list:
             fig = _drawn(draw, figsize, dpi, params)
+            if draft and out:  # drawn, not rasterised: the first frame stands in
+                out.append(out[0])
+                plt.close(fig)
+                continue
             width_px = round(figsize[0] * dpi)
             if fmt == "auto":  # the first frame decides for the figure
                 tries = {f: figure_bytes(fig, f, dpi, width_px=width_px, bbox=bbox)
