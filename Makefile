@@ -109,15 +109,16 @@ browser: $(STAMP) chromium
 local: $(STAMP) chromium
 	$(BIN)/python -m pytest tests/local -q
 
-# Stages that do not need each other run two at a time (the machine's two cores): the unit
-# tests beside nbval, then -- after the -W build -- the browser suite beside the local path.
-# The browser suite's own stage runs on two pytest-xdist workers, each page's checks on one
-# of them (they share the page's visit: tests/browser/conftest.py); the browser mostly waits,
-# so two workers and the local path fit on two cores.
+# Stages that do not need each other run side by side on the machine's two cores: the unit
+# tests, nbval and the reader's local path (which waits on pip and JupyterLab much of its
+# time) first; then the -W build; then the browser suite on two pytest-xdist workers, each
+# page's checks on one of them (they share the page's visit: tests/browser/conftest.py);
+# last, alone, the timing budgets.
 test: lint
-	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j2 --output-sync=target unit notebooks
+	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j3 --output-sync=target \
+		unit notebooks local
 	$(MAKE) --no-print-directory -o $(STAMP) book
-	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j2 --output-sync=target browser local \
+	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) browser \
 		BROWSER_ARGS="-m 'not budget' -n 2 --dist loadgroup"
 	$(MAKE) --no-print-directory -o $(STAMP) browser BROWSER_ARGS="-m budget"
 
