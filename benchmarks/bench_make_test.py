@@ -1,0 +1,71 @@
+"""`make test` on a fresh clone, as CI runs it: wall time in all and per stage.
+
+    .venv/bin/python benchmarks/bench_make_test.py [--repo .] [--output FILE]
+
+Clones the repository's committed HEAD into a temporary folder (no .venv, no _build),
+runs ``.ci/run`` there and times each line of its output, so the stages can be read off
+the Makefile's own commands: creating .venv, lint, unit tests + nbval + the local path side
+by side, the -W build, the browser suite, the timing budgets. The load average before and
+after goes beside the times: on a shared machine they are upper bounds.
+Issue 21's budget: <= 12 min on this project's 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The first output line of each stage (``make`` echoes the command it runs).
+STAGES = {
+    "venv": "-m venv",
+    "lint": "ruff check",
+    "unit + nbval + local": "unit notebooks local",
+    "build": "site/execute_notebooks.py --fresh",
+    "browser": "-m 'not budget'",
+    "budgets": "-m budget",
+}
+
+
+def run(repo: Path) -> dict:
+    """Clone ``repo`` and run its CI; ``{"seconds", "stages", "returncode", "load"}``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        clone = Path(tmp) / "clone"
+        subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+        load_before = os.getloadavg()
+        t0 = time.monotonic()
+        starts: dict[str, float] = {}
+        with subprocess.Popen(["bash", ".ci/run"], cwd=clone, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "CI": "true"}) as proc:
+            for line in proc.stdout:
+                for stage, marker in STAGES.items():
+                    if stage not in starts and marker in line:
+                        starts[stage] = time.monotonic() - t0
+        total = time.monotonic() - t0
+    ordered = sorted(starts.items(), key=lambda kv: kv[1])
+    ends = [t for _, t in ordered[1:]] + [total]
+    return {"seconds": round(total, 1), "returncode": proc.returncode,
+            "stages": {name: round(end - start, 1)
+                       for (name, start), end in zip(ordered, ends, strict=True)},
+            "load": {"before": load_before, "after": os.getloadavg()}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", type=Path, default=ROOT)
+    parser.add_argument("--output", type=Path,
+                        default=ROOT / "benchmarks" / "results" / "make_test.json")
+    args = parser.parse_args()
+    result = run(args.repo)
+    args.output.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
