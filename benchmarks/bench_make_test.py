@@ -32,8 +32,9 @@ STAGES = {
 }
 
 
-def run(repo: Path) -> dict:
-    """Clone ``repo`` and run its CI; ``{"seconds", "stages", "returncode", "load"}``."""
+def run(repo: Path, log: Path) -> dict:
+    """Clone ``repo`` and run its CI (its output, time-stamped, into ``log``);
+    ``{"seconds", "stages", "returncode", "load"}``."""
     with tempfile.TemporaryDirectory() as tmp:
         clone = Path(tmp) / "clone"
         subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
@@ -42,8 +43,10 @@ def run(repo: Path) -> dict:
         starts: dict[str, float] = {}
         with subprocess.Popen(["bash", ".ci/run"], cwd=clone, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True,
-                              env={**os.environ, "CI": "true"}) as proc:
+                              env={**os.environ, "CI": "true"}) as proc, \
+                log.open("w") as out:
             for line in proc.stdout:
+                out.write(f"{time.monotonic() - t0:8.1f} {line}")
                 for stage, marker in STAGES.items():
                     if stage not in starts and marker in line:
                         starts[stage] = time.monotonic() - t0
@@ -61,8 +64,10 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, default=ROOT)
     parser.add_argument("--output", type=Path,
                         default=ROOT / "benchmarks" / "results" / "make_test.json")
+    parser.add_argument("--log", type=Path, default=Path(tempfile.gettempdir()) / "make_test.log",
+                        help="where the run's output goes, each line with its second")
     args = parser.parse_args()
-    result = run(args.repo)
+    result = run(args.repo, args.log)
     args.output.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 
