@@ -260,11 +260,10 @@ def transfer_log(context, page) -> dict[str, int]:
     return sizes
 
 
-def idle_scroll(pages, seconds: float = 10.0, steps: int = 40) -> None:
+def idle_scroll(pages: list, seconds: float = 10.0, steps: int = 40) -> None:
     """A reader who scrolls from the top to the bottom of the page in ``seconds``, touching
-    nothing (wheel events, as a reader's mouse or trackpad sends). ``pages``: one page, or
-    several scrolled side by side (one reader each, all at the same pace)."""
-    pages = pages if isinstance(pages, list | tuple) else [pages]
+    nothing (wheel events, as a reader's mouse or trackpad sends); several ``pages`` are
+    scrolled side by side (one reader each, all at the same pace)."""
     heights = [p.evaluate("document.documentElement.scrollHeight - innerHeight") for p in pages]
     for _ in range(steps):
         for page, height in zip(pages, heights, strict=True):
@@ -309,10 +308,12 @@ def idle_scroll_transfers_all(browser, base: str, paths: list[str],
 # same colour, size and weight on the same code background has the same contrast. axe's
 # colour-contrast rule spent three quarters of its time on these spans (4,749 of chapter
 # 4's 11,154 elements are inside <pre>), one by one, for a few dozen distinct looks.
+#: The attribute :data:`JS_MARK_CODE_SAMPLES` puts on its samples.
+SAMPLE = "data-posenc-contrast-sample"
+
 JS_MARK_CODE_SAMPLES = """
 () => {
   const seen = new Set();
-  let marked = 0;
   for (const span of document.querySelectorAll('pre span')) {
     // only spans whose own text shows (a wrapper's colour is its children's business)
     const own = [...span.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.data.trim());
@@ -323,16 +324,10 @@ JS_MARK_CODE_SAMPLES = """
                  box ? getComputedStyle(box).backgroundColor : ''].join('|');
     if (seen.has(key)) continue;
     seen.add(key);
-    span.setAttribute('data-posenc-contrast-sample', '');  // SAMPLE
-    marked++;
+    span.setAttribute('SAMPLE', '');
   }
-  return marked;
 }
-"""
-
-
-#: The attribute :data:`JS_MARK_CODE_SAMPLES` puts on its samples.
-SAMPLE = "data-posenc-contrast-sample"
+""".replace("SAMPLE", SAMPLE)
 
 
 def axe_violations(page, contrast_only: bool = False) -> list[dict]:

@@ -61,23 +61,27 @@ def test_every_chapter_is_built():
         assert f"{name.split('/')[-1]}.html" in pages
 
 
-
-
-
-
-
-
 # Every page, as one reader visit (`reader`, light; `night_reader`, dark). The checks run in
 # the order written here: those that only look come first, then those that move sliders,
 # answer questions, reveal solutions and, last, switch the theme.
+
+def _foreign(v, base_url) -> list[str]:
+    """The requests of visit ``v`` that left the site's origin."""
+    return [u for u in v.requests
+            if not u.startswith(base_url) and not u.startswith(("data:", "blob:"))]
+
+
+def _in_theme(request, theme: str):
+    """The shared visit of the page in ``theme`` ("light" or "dark")."""
+    return request.getfixturevalue("reader" if theme == "light" else "night_reader")
+
 
 def test_page_loads_cleanly_and_stays_on_its_origin(reader, base_url):
     v = reader
     assert v.response.status == 200
     assert v.page_errors == []
     assert [m for m in v.console_errors if not allowed(m)] == []
-    foreign = [u for u in v.requests
-               if not u.startswith(base_url) and not u.startswith(("data:", "blob:"))]
+    foreign = _foreign(v, base_url)
     assert foreign == [], f"requests left the site's origin: {foreign}"
 
 
@@ -134,7 +138,7 @@ def test_code_cells_are_not_cut_off(reader):
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_no_serious_or_critical_accessibility_violations(request, page_path, scheme):
-    v = request.getfixturevalue("reader" if scheme == "light" else "night_reader")
+    v = _in_theme(request, scheme)
     assert v.page.evaluate("document.documentElement.dataset.theme") == scheme, page_path
     v.page.wait_for_function(JS_QUIZZES_DRAWN, timeout=10000)  # drawn after a timeout
     # colours are measured once they have settled: mid-transition, the search button's
@@ -197,7 +201,7 @@ def test_self_check_questions_answer_and_stay_readable(request, base_url, page_p
     chapter = page_path.split("/")[-1].removesuffix(".html")
     if chapter not in CHAPTERS:
         pytest.skip("no self-check questions on this page")
-    v = request.getfixturevalue("reader" if theme == "light" else "night_reader")
+    v = _in_theme(request, theme)
     v.page.locator(".Quiz").first.wait_for(timeout=10000)
     failures = []
     for i, q in enumerate(questions(chapter)):
@@ -205,9 +209,7 @@ def test_self_check_questions_answer_and_stay_readable(request, base_url, page_p
                                             correct_answer(q))
     assert failures == [], failures
     assert v.page_errors == [] and [m for m in v.console_errors if not allowed(m)] == []
-    foreign = [u for u in v.requests
-               if not u.startswith(base_url) and not u.startswith(("data:", "blob:"))]
-    assert foreign == []
+    assert _foreign(v, base_url) == []
 
 
 def test_exercises_hide_their_solutions(reader):
@@ -269,10 +271,6 @@ def test_slider_response_is_fast(visit, page_path):
     assert slow == {}, f"sliders slower than {SLIDER_BUDGET_MS} ms: {slow}"
 
 
-
-
-
-
 def test_search_works_offline(visit, base_url):
     for term, page in [("ALiBi", "06_alibi"), ("interleaved", "04_rope"),
                        ("wavelength", "02_sinusoidal")]:
@@ -284,8 +282,6 @@ def test_search_works_offline(visit, base_url):
         foreign = [u for u in v.requests if not u.startswith(base_url)
                    and not u.startswith("data:")]
         assert foreign == []
-
-
 
 
 def test_no_launch_button_without_a_configured_repository(visit):
@@ -341,8 +337,6 @@ def _pages_with_sliders():
             if "application/vnd.jupyter.widget-view+json" in (SITE / p).read_text("utf-8")]
 
 
-
-
 def test_idle_scroll_downloads_at_most_2_mb_and_no_file_twice(browser, base_url):
     """Every page with sliders, each scrolled top to bottom in 10 s by its own reader (the
     pages side by side, so the suite waits 10 s once, not once per page)."""
@@ -391,7 +385,7 @@ def test_save_data_means_no_prefetch_but_frames_on_demand(browser, base_url):
     page.on("request", lambda r: "/posenc-frames/" in r.url and frames.append(r.url))
     page.goto(f"{base_url}/{ON_DEMAND_PAGE}", wait_until="load")
     page.wait_for_function(JS_WIDGETS_SETTLED, timeout=30000)
-    idle_scroll(page, seconds=2)
+    idle_scroll([page], seconds=2)
     assert page.evaluate("document.documentElement.dataset.posencPrefetch") == "off"
     assert frames == []
     # a slider the reader moves still gets its frame
@@ -456,18 +450,10 @@ def test_a_frame_that_cannot_load_keeps_the_previous_one(browser, base_url):
     context.close()
 
 
-
-
-
-
-
-
 def test_root_page_has_a_favicon(visit, base_url):
     v = visit("index.html")
     v.page.wait_for_load_state("networkidle")
     assert not any(u.endswith("/favicon.ico") for u in v.requests)
-
-
 
 
 # Phones ---------------------------------------------------------------------------------
