@@ -1,0 +1,190 @@
+"""The Chinese edition: catalogues, the check that every message is translated, the zh site.
+
+    python site/i18n.py update   # English changed: refresh locale/zh_CN/LC_MESSAGES/**.po
+    python site/i18n.py check    # fails on any message untranslated, fuzzy or stale
+    python site/i18n.py build    # the Chinese site into _build/html/zh (after `make book`)
+
+One source, two languages (Sphinx's gettext workflow): the English pages and notebooks are
+the source; Sphinx's ``gettext`` builder extracts every paragraph, heading, list item,
+admonition and exercise of their Markdown (code cells and their outputs are not
+messages) into ``.pot`` templates, one per page; ``sphinx-intl`` keeps the Chinese
+catalogues ``locale/zh_CN/LC_MESSAGES/<page>.po`` in step with them, marking a changed
+English paragraph *fuzzy* and a new one empty. The Chinese build (``language = zh_CN``)
+reads the same doctrees' text through those catalogues.
+
+Notebooks execute once for both languages: the Chinese build reads the outputs that the
+English build's execution left in the jupyter-cache (``nb_execution_mode = cache``),
+and the course layer's outputs carry both languages (``posenc.course.i18n``): the
+site keeps the page's own (``site/posenc_site.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCALE = ROOT / "locale"
+LANGUAGE = "zh_CN"
+#: Where the Chinese site goes: beside the English one, under its root.
+ZH_HTML = ROOT / "_build" / "html" / "zh"
+CACHE = ROOT / "_build" / ".jupyter_cache"
+
+
+def _sphinx(builder: str, outdir: Path, doctrees: Path, overrides: dict | None = None,
+            quiet: bool = True) -> None:
+    """One Sphinx build of the book with Jupyter Book 1's configuration (``_config.yml``,
+    ``_toc.yml``) and ``overrides``; raises if it fails or warns (``-W``)."""
+    from jupyter_book.sphinx import build_sphinx
+
+    sys.path.insert(0, str(ROOT / "site"))  # the book's local extensions
+    result = build_sphinx(
+        str(ROOT), str(outdir), doctreedir=str(doctrees), builder=builder,
+        path_config=str(ROOT / "_config.yml"), use_external_toc=True,
+        confoverrides={"external_toc_path": str(ROOT / "_toc.yml"),
+                       "latex_individualpages": False, **(overrides or {})},
+        noconfig=True, warningiserror=True, keep_going=True, quiet=quiet, freshenv=True)
+    if result:
+        raise SystemExit(f"sphinx {builder} build failed ({result})")
+
+
+def extract(outdir: Path) -> Path:
+    """The ``.pot`` templates of every page, written under ``outdir`` (about 8 s)."""
+    _sphinx("gettext", outdir, outdir / ".doctrees",
+            {"nb_execution_mode": "off"})
+    return outdir
+
+
+def update(pot_dir: Path | None = None, locale: Path = LOCALE) -> None:
+    """Bring the Chinese catalogues in step with the English source (``sphinx-intl update``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        pot_dir = pot_dir or extract(Path(tmp) / "gettext")
+        subprocess.run([sys.executable, "-m", "sphinx_intl", "update", "-p", str(pot_dir),
+                        "-l", LANGUAGE, "-d", str(locale), "-w", "0"], check=True,
+                       stdout=subprocess.DEVNULL)
+
+
+def problems(pot_dir: Path, locale: Path = LOCALE) -> list[str]:
+    """Every English message of ``pot_dir`` that the catalogues do not translate: missing,
+    empty, or fuzzy (its English changed since it was translated). ``[]`` when complete."""
+    from babel.messages.pofile import read_po
+
+    out = []
+    for pot in sorted(pot_dir.rglob("*.pot")):
+        rel = pot.relative_to(pot_dir).with_suffix(".po")
+        po_path = locale / LANGUAGE / "LC_MESSAGES" / rel
+        if not po_path.exists():
+            out.append(f"{rel}: no catalogue (run: python site/i18n.py update)")
+            continue
+        with pot.open("rb") as f:
+            template = read_po(f)
+        with po_path.open("rb") as f:
+            catalog = read_po(f)
+        for message in template:
+            if not message.id:
+                continue
+            entry = catalog.get(message.id)
+            first = message.id.splitlines()[0][:70]
+            if entry is None:
+                out.append(f"{rel}: not in the catalogue: {first!r}")
+            elif not entry.string:
+                out.append(f"{rel}: untranslated: {first!r}")
+            elif entry.fuzzy:
+                out.append(f"{rel}: fuzzy (the English changed): {first!r}")
+    return out
+
+
+#: What a translation must carry over from its English unchanged: inline math, code
+#: spans, link and image targets, and MyST roles/references.
+_KEPT = {
+    "math": re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<!\\)\$"),
+    "code": re.compile(r"`([^`]+)`"),
+    "link target": re.compile(r"\]\(([^)\s]+)\)"),
+    "role": re.compile(r"\{[a-z:-]+\}`[^`]*`"),
+}
+
+
+def markup_problems(english: str, chinese: str) -> list[str]:
+    """What ``chinese`` lost or changed of ``english``'s markup (``[]`` if nothing): the
+    same inline math, code spans, link targets and roles, each as many times."""
+    from collections import Counter
+
+    out = []
+    for kind, pattern in _KEPT.items():
+        want, got = Counter(pattern.findall(english)), Counter(pattern.findall(chinese))
+        if want != got:
+            lost, added = want - got, got - want
+            out.append(f"{kind} differs: missing {sorted(lost)}, added {sorted(added)}")
+    if english.count("**") % 2 == 0 and chinese.count("**") % 2:
+        out.append("unbalanced ** (bold)")
+    return out
+
+
+def catalogue_markup(locale: Path = LOCALE) -> list[str]:
+    """:func:`markup_problems` of every translated message in the catalogues."""
+    from babel.messages.pofile import read_po
+
+    out = []
+    for po_path in sorted((locale / LANGUAGE / "LC_MESSAGES").rglob("*.po")):
+        with po_path.open("rb") as f:
+            catalog = read_po(f)
+        for message in catalog:
+            if message.id and message.string:
+                for problem in markup_problems(message.id, message.string):
+                    first = message.id.splitlines()[0][:60]
+                    out.append(f"{po_path.name}: {problem}: in {first!r}")
+    return out
+
+
+def check(locale: Path = LOCALE) -> list[str]:
+    """:func:`problems` against the English source as it is now, and
+    :func:`catalogue_markup`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return problems(extract(Path(tmp) / "gettext"), locale) + catalogue_markup(locale)
+
+
+def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
+    """The Chinese site from the English build's jupyter-cache: no notebook is executed."""
+    if not cache.exists():
+        raise SystemExit(f"no execution cache at {cache}: run `make book` first")
+    _sphinx("html", outdir, ROOT / "_build" / ".doctrees-zh", {
+        "language": LANGUAGE,
+        "nb_execution_mode": "cache",
+        "nb_execution_cache_path": str(cache),
+        # a notebook missing from the cache must fail, never run here
+        "nb_execution_raise_on_error": True,
+    }, quiet=False)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("command", choices=["update", "check", "build", "pot"])
+    ap.add_argument("pages", nargs="*", help="check: only these pages (e.g. 04_rope)")
+    ap.add_argument("--out", type=Path, default=ROOT / "_build" / "gettext",
+                    help="pot: where the templates go")
+    args = ap.parse_args(argv)
+    if args.command == "pot":
+        shutil.rmtree(args.out, ignore_errors=True)
+        extract(args.out)
+    elif args.command == "update":
+        update()
+    elif args.command == "check":
+        found = [line for line in check()
+                 if not args.pages or any(f"{p}.po" in line for p in args.pages)]
+        for line in found:
+            print(line)
+        total = "every message is translated" if not found else f"{len(found)} messages to do"
+        print(f"{LANGUAGE}: {total}")
+        return 1 if found else 0
+    else:
+        build()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
