@@ -10,6 +10,11 @@ in the notebook's folder as myst-nb does), longest first, and its outputs go int
 cache that the build then reads. ``--fresh`` (what ``make book`` passes) empties the cache
 first, so the build stays a full one: every notebook is executed in this run.
 
+Both languages at once: the kernels run with ``POSENC_LANGUAGES=en,zh``, so every figure,
+slider and quiz carries its English and its Chinese version (``posenc.course.i18n``), and
+each edition's pages keep their own. A Chinese text with no translation is recorded in
+:data:`MISSING` (one JSON string a line); ``site/i18n.py build`` fails on it.
+
 A notebook that fails is reported with its traceback and the script exits 1 (the build
 would execute it again and fail anyway; this says so sooner).
 """
@@ -32,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "_build" / ".jupyter_cache"
 #: Each notebook's execution seconds in the last run: the next run starts the longest first.
 TIMES = ROOT / "_build" / "notebook-seconds.json"
+#: The texts the last execution could not translate (``posenc.course.i18n.MISSING_ENV``).
+MISSING = ROOT / "_build" / "i18n-missing.jsonl"
 #: Seconds a cell may run (``execute.timeout`` in _config.yml).
 TIMEOUT = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"]
 
@@ -71,9 +78,15 @@ def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2,
     todo.sort(key=lambda r: -last.get(Path(r.uri).name, Path(r.uri).stat().st_size / 1e4))
     # each kernel gets one core's worth of threads: two kernels share the two cores
     os.environ["OMP_NUM_THREADS"] = "1"
+    from posenc.course.i18n import BUILD_ENV, LANGUAGES, MISSING_ENV
+
+    os.environ[BUILD_ENV] = ",".join(LANGUAGES)  # every output in both languages
+    os.environ[MISSING_ENV] = str(MISSING)
     failed = []
     if not todo:
         return failed
+    MISSING.parent.mkdir(parents=True, exist_ok=True)
+    MISSING.write_text("")  # the notebooks run now record afresh
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(_run, str(cache_path), r.pk, r.uri) for r in todo]
         for future in futures:

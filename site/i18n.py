@@ -34,6 +34,10 @@ LANGUAGE = "zh_CN"
 #: Where the Chinese site goes: beside the English one, under its root.
 ZH_HTML = ROOT / "_build" / "html" / "zh"
 CACHE = ROOT / "_build" / ".jupyter_cache"
+#: What the execution could not translate (site/execute_notebooks.py writes it).
+MISSING = ROOT / "_build" / "i18n-missing.jsonl"
+#: The site's title in the Chinese edition (``title`` in _config.yml is the English one).
+TITLE_ZH = "位置编码：交互式教程"
 
 
 def _sphinx(builder: str, outdir: Path, doctrees: Path, overrides: dict | None = None,
@@ -148,17 +152,120 @@ def check(locale: Path = LOCALE) -> list[str]:
         return problems(extract(Path(tmp) / "gettext"), locale) + catalogue_markup(locale)
 
 
+#: The cell a Chinese notebook gets after its header: figures, sliders and questions in Chinese.
+ZH_SETUP = ("# 中文版：图中的文字、滑块的标签和自测题都用中文（posenc.course.i18n）\n"
+            "from posenc.course.i18n import set_language\n\n"
+            'set_language("zh")')
+_SHORT = 25  # a message shorter than this is matched only as a whole heading, item or cell
+
+
+def catalogue(page: str, locale: Path = LOCALE) -> dict[str, str]:
+    """``{English: Chinese}`` of ``page``'s translated, non-fuzzy messages."""
+    from babel.messages.pofile import read_po
+
+    path = locale / LANGUAGE / "LC_MESSAGES" / "book" / f"{page}.po"
+    with path.open("rb") as f:
+        return {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
+
+
+def translate_markdown(source: str, messages: dict[str, str]) -> str:
+    """A Markdown cell in Chinese: each message of ``messages`` found in ``source`` replaced
+    by its translation, longest first. Sphinx made each message from one paragraph, heading,
+    list item or table cell, joining its lines with spaces: a space of a message matches any
+    run of white space (a line break and a list item's indent), and a short message matches
+    only a whole heading, item, line or table cell, never a word inside a sentence."""
+    for english in sorted(messages, key=len, reverse=True):
+        body = r"\s+".join(re.escape(w) for w in english.split())
+        if len(english) >= _SHORT:
+            pattern = rf"(?<![\w\\]){body}(?!\w)"
+        else:  # after a line's Markdown marker or a cell's bar, up to the line's or cell's end
+            pattern = rf"(?:(?<=^)|(?<=[#|>*-] )|(?<=\d\. )|(?<=\| )){body}(?=[ \t]*(?:\||$))"
+        chinese = messages[english]
+        source = re.sub(pattern, lambda _m, c=chinese: c, source, flags=re.M)
+    return source
+
+
+def chinese_notebook(path: Path, messages: dict[str, str]) -> dict:
+    """The notebook at ``path`` with its Markdown in Chinese and :data:`ZH_SETUP` after its
+    header cell (code cells are the English ones: the same code for both editions)."""
+    import json
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cells = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            text = translate_markdown("".join(cell["source"]), messages)
+            cell = dict(cell, source=text.splitlines(keepends=True))
+        cells.append(cell)
+        if cell["cell_type"] == "code" and "import posenc" in "".join(cell["source"]) \
+                and ZH_SETUP not in [("".join(c["source"])) for c in nb["cells"]]:
+            cells.append({"cell_type": "code", "execution_count": None, "id": "posenc-zh",
+                          "metadata": {"tags": ["remove-cell"]}, "outputs": [],
+                          "source": ZH_SETUP.splitlines(keepends=True)})
+    nb = dict(nb, cells=cells)
+    nb["metadata"] = dict(nb.get("metadata", {}), language="zh-CN")
+    return nb
+
+
+def write_chinese_notebooks(sources: Path, locale: Path = LOCALE) -> list[Path]:
+    """Each chapter's Chinese notebook in place of the English one among the site's
+    downloadable sources (``zh/_sources/book/*.ipynb``)."""
+    import json
+
+    written = []
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        target = sources / "book" / path.name
+        if target.exists():
+            nb = chinese_notebook(path, catalogue(path.stem, locale))
+            target.write_text(json.dumps(nb, ensure_ascii=False, indent=1) + "\n",
+                              encoding="utf-8")
+            written.append(target)
+    return written
+
+
+def untranslated_outputs(missing: Path = MISSING) -> list[str]:
+    """The figure, slider and question texts the last execution found no translation for
+    (``posenc.course.i18n``: add them to ``src/posenc/course/locale/zh.json``)."""
+    import json
+
+    if not missing.exists():
+        return []
+    return sorted({json.loads(line) for line in missing.read_text(encoding="utf-8").splitlines()
+                   if line.strip()})
+
+
 def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
-    """The Chinese site from the English build's jupyter-cache: no notebook is executed."""
+    """The Chinese site from the English build's jupyter-cache: no notebook is executed.
+    Fails if an executed notebook drew a text that has no Chinese."""
     if not cache.exists():
         raise SystemExit(f"no execution cache at {cache}: run `make book` first")
+    missing = untranslated_outputs()
+    if missing:
+        raise SystemExit("no Chinese for these texts of figures, sliders or questions (add "
+                         "them to src/posenc/course/locale/zh.json):\n  "
+                         + "\n  ".join(repr(t) for t in missing))
     _sphinx("html", outdir, ROOT / "_build" / ".doctrees-zh", {
         "language": LANGUAGE,
+        "html_title": TITLE_ZH,
         "nb_execution_mode": "cache",
         "nb_execution_cache_path": str(cache),
         # a notebook missing from the cache must fail, never run here
         "nb_execution_raise_on_error": True,
+        # outside the site (the English build keeps its own in _build/jupyter_execute)
+        "nb_output_folder": str(ROOT / "_build" / "jupyter_execute_zh"),
     }, quiet=False)
+    _redirect(outdir)
+    write_chinese_notebooks(outdir / "_sources")
+
+
+def _redirect(outdir: Path) -> None:
+    """``zh/index.html``: to the first page, as Jupyter Book writes the root's."""
+    import yaml
+
+    first = yaml.safe_load((ROOT / "_toc.yml").read_text())["root"]
+    (outdir / "index.html").write_text(
+        '<link rel="icon" href="_static/favicon.svg" />\n'
+        f'<meta http-equiv="Refresh" content="0; url={first}.html" />\n', encoding="utf-8")
 
 
 def main(argv=None) -> int:

@@ -17,6 +17,11 @@
   (``loading="lazy"``): a page's first load fetches only the figures near the top.
 * The root ``index.html`` (Jupyter Book's redirect to the first page) gets the
   favicon, so a browser does not ask for ``/favicon.ico`` and get a 404.
+* Two editions, one site: the English one at the root, the Chinese one (``language =
+  zh_CN``, built by ``site/i18n.py``) in :data:`EDITIONS` ``["zh_CN"]`` = ``zh/``. Every
+  page gets a language switch in its header that links to the same page in the other
+  edition (and ``<link rel="alternate" hreflang>`` for search engines); the English
+  build leaves the Chinese pages under ``zh/`` alone.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from posenc.course.figures.frame_contract import (
     STATE_MIME,
     VIEW_MIME,
 )
+from posenc.course.figures.style import TRANSLATED_KEY
+from posenc.course.i18n import keep_language, translate
 
 # the theme writes this tag from a template macro, not through app.add_js_file
 _FONTAWESOME_JS = re.compile(
@@ -48,6 +55,10 @@ _DATA_SRC = re.compile(
 #: A slider figure whose frames together are at most this many bytes stays inline.
 INLINE_FIGURE_BYTES = 40_000
 _PREFIX = MODEL_PREFIX
+#: Each edition's folder under the site's root, and how its switch names it.
+EDITIONS = {"en": ("", "English", "en"), "zh_CN": ("zh/", "中文", "zh-CN")}
+_HEADER_BUTTONS = '<div class="article-header-buttons">'
+_HEAD_END = "</head>"
 
 
 def _is_unused(asset) -> bool:
@@ -90,12 +101,14 @@ def figure_frames(state: dict, root: str) -> list[tuple[str, bool]]:
     return out
 
 
-def extract_frames(html: str, frames_dir: Path, inline_bytes: int = INLINE_FIGURE_BYTES):
+def extract_frames(html: str, frames_dir: Path, inline_bytes: int = INLINE_FIGURE_BYTES,
+                   lang: str = "en"):
     """Move a page's slider frames out of ``html`` into ``frames_dir``.
 
     Returns the new HTML and the set of frame file names the page refers to. Files are
     named by the SHA-256 of their bytes, so a frame shared by pages is stored once and
     a browser may cache it for good. Idempotent: a page already processed is unchanged.
+    ``lang`` (``"en"``/``"zh"``): the edition; its sliders' labels are translated.
     """
     match = _STATE.search(html)
     if not match:
@@ -115,6 +128,11 @@ def extract_frames(html: str, frames_dir: Path, inline_bytes: int = INLINE_FIGUR
         used.add(name)
         return f'{FRAME_SRC_ATTR}="{FRAMES_DIR}/{name}"'
 
+    if lang != "en":
+        for model in state.values():
+            fields = model.get("state", {})
+            if model.get("model_name") == "SelectionSliderModel" and fields.get("description"):
+                fields["description"] = translate(fields["description"], lang, record=False)
     for root in roots:
         frames = figure_frames(state, root)
         total = sum(len(state[mid]["state"]["value"]) * 3 // 4 for mid, _ in frames)
@@ -169,27 +187,97 @@ def _as_webp(m: re.Match) -> str:
     return f'src="data:image/webp;base64,{base64.b64encode(out.getvalue()).decode()}"'
 
 
+def edition(language: str | None) -> str:
+    """The key of :data:`EDITIONS` for a Sphinx ``language`` (``None``/``en`` -> ``en``)."""
+    return language if language in EDITIONS else "en"
+
+
+def language_switch(html: str, rel_path: str, language: str) -> str:
+    """``html`` (the page at ``rel_path`` under its edition's root) with a link to the same
+    page in the other edition: a button in the article header and an ``alternate`` link
+    in the head. Idempotent."""
+    if "posenc-lang-switch" in html:
+        return html
+    own = edition(language)
+    other = "en" if own != "en" else "zh_CN"
+    depth = rel_path.count("/") + EDITIONS[own][0].count("/")
+    href = "../" * depth + EDITIONS[other][0] + rel_path
+    name, tag = EDITIONS[other][1], EDITIONS[other][2]
+    button = (f'<a class="btn posenc-lang-switch" href="{href}" hreflang="{tag}" lang="{tag}" '
+              f'title="{name}">{name}</a>')
+    html = html.replace(_HEADER_BUTTONS, _HEADER_BUTTONS + button, 1)
+    return html.replace(_HEAD_END,
+                        f'<link rel="alternate" hreflang="{tag}" href="{href}" />\n{_HEAD_END}', 1)
+
+
+def _own_pages(outdir: Path, language: str):
+    """The HTML pages of this build: the English build skips the other editions' folders."""
+    others = [outdir / folder for key, (folder, _, _) in EDITIONS.items()
+              if folder and key != edition(language)]
+    for page in outdir.rglob("*.html"):
+        if not any(o in page.parents for o in others):
+            yield page
+
+
 def _finish_pages(app, exception):
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
     used: dict[Path, set[str]] = {}
-    for page in outdir.rglob("*.html"):
+    lang = "zh" if edition(app.config.language) == "zh_CN" else "en"
+    for page in _own_pages(outdir, app.config.language):
         text = page.read_text(encoding="utf-8")
-        new = _FONTAWESOME_JS.sub("", text)
+        new = keep_language(_FONTAWESOME_JS.sub("", text), lang)
+        if page.name != "index.html" or page.parent != outdir:  # not the redirect
+            new = language_switch(new, page.relative_to(outdir).as_posix(),
+                                  app.config.language)
         new = _OUTPUT_IMG.sub(r'<img loading="lazy" decoding="async" \1', new)
-        new, names = extract_frames(new, page.parent / FRAMES_DIR)
+        new, names = extract_frames(new, page.parent / FRAMES_DIR, lang=lang)
         used.setdefault(page.parent / FRAMES_DIR, set()).update(names)
         if new != text:
             page.write_text(new, encoding="utf-8")
     # frames of an earlier build that no page refers to any more
-    for folder in outdir.rglob(FRAMES_DIR):
+    for folder in used:
+        if not folder.is_dir():
+            continue
         for stale in folder.iterdir():
             if stale.name not in used.get(folder, set()):
                 stale.unlink()
     _favicon_on_redirect(app, outdir)
+    if lang != "en":
+        translate_images(outdir / "_images", _translated_images(app, lang))
     for image in (outdir / "_images").glob("*.png"):
         shrink_png(image)
+
+
+def _translated_images(app, lang: str) -> dict[str, bytes]:
+    """``{sha256 of an English static figure: its lang version}``, from the notebooks'
+    outputs in the execution cache (:func:`posenc.course.figures.style.inline_png` put them
+    in the output's metadata)."""
+    from jupyter_cache import get_cache
+
+    out = {}
+    cache = get_cache(app.config.nb_execution_cache_path)
+    for record in cache.list_cache_records():
+        for cell in cache.get_cache_bundle(record.pk).nb.cells:
+            for output in cell.get("outputs", []):
+                png = output.get("data", {}).get("image/png")
+                other = output.get("metadata", {}).get("image/png", {}).get(TRANSLATED_KEY, {})
+                if png and lang in other:
+                    key = hashlib.sha256(base64.b64decode(png)).hexdigest()
+                    out[key] = base64.b64decode(other[lang])
+    return out
+
+
+def translate_images(images: Path, translated: dict[str, bytes]) -> int:
+    """Replace each static figure in ``images`` (named by the SHA-256 of its bytes, as
+    MyST-NB names them) by its translation; returns how many were replaced."""
+    done = 0
+    for image in images.glob("*.png"):
+        if image.stem in translated:
+            image.write_bytes(translated[image.stem])
+            done += 1
+    return done
 
 
 def shrink_png(path: Path, colors: int = 256) -> bool:

@@ -20,8 +20,10 @@ import re
 import numpy as np
 
 from .._validation import check_choice
+from .i18n import marked, output_languages, translate
 
-__all__ = ["CHAPTERS", "questions", "show_questions", "quiz_html", "correct_answer"]
+__all__ = ["CHAPTERS", "questions", "translated_questions", "show_questions", "quiz_html",
+           "correct_answer"]
 
 
 def _mc(question: str, correct: str, wrong: dict[str, str], why: str, *,
@@ -730,8 +732,24 @@ def correct_answer(question: dict):
     raise ValueError("question has no correct answer")
 
 
-def quiz_html(chapter: str) -> tuple[str, str]:
-    """``chapter``'s questions as jupyterquiz draws them: (HTML with its styles, JavaScript).
+def translated_questions(chapter: str, lang: str = "en") -> list[dict]:
+    """:func:`questions` with every question, answer and feedback in ``lang``
+    (:func:`posenc.course.i18n.translate`)."""
+    def walk(node, key=None):
+        if isinstance(node, dict):
+            return {k: walk(v, k) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if isinstance(node, str) and key in ("question", "answer", "feedback"):
+            return translate(node, lang)
+        return node
+
+    return walk(questions(chapter))
+
+
+def quiz_html(chapter: str, lang: str = "en") -> tuple[str, str]:
+    """``chapter``'s questions as jupyterquiz draws them: (HTML with its styles, JavaScript),
+    in ``lang``.
 
     What ``jupyterquiz.display_quiz`` would display, with three changes: the course's
     ``course.css`` (contrast in both themes; in JupyterLab, no "disconnected" mark on the
@@ -748,8 +766,9 @@ def quiz_html(chapter: str) -> tuple[str, str]:
     from jupyterquiz.dynamic.loader import load_questions_script
     from jupyterquiz.dynamic.renderer import build_script, build_styles, render_div
 
-    qs = questions(chapter)
+    qs = translated_questions(chapter, lang)
     div_id = "posencQuiz" + "".join(c for c in chapter if c.isalpha())  # a JS identifier too
+    div_id += "" if lang == "en" else lang
     prefix, static, url = load_questions_script(qs, div_id)
     div = render_div(div_id, False, False, False, 1_000_000, 700, 10, "left")
     css = files(__package__).joinpath("course.css").read_text(encoding="utf-8")
@@ -766,6 +785,16 @@ def show_questions(chapter: str) -> None:
     """Display ``chapter``'s questions (the last cell of each chapter)."""
     from IPython.display import HTML, Javascript, display
 
-    html, script = quiz_html(chapter)
-    display(HTML(html))
-    display(Javascript(script))
+    langs = output_languages()
+    if len(langs) == 1:
+        html, script = quiz_html(chapter, langs[0])
+        display(HTML(html))
+        display(Javascript(script))
+        return
+    # the site's build: one output holding every language's quiz, each with its script
+    versions = {}
+    for lang in langs:
+        html, script = quiz_html(chapter, lang)
+        script = script.replace("</script", "<\\/script")
+        versions[lang] = f'{html}<script type="text/javascript">{script}</script>'
+    display(HTML(marked(versions)))

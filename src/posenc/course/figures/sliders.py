@@ -48,6 +48,7 @@ from collections.abc import Callable, Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.transforms import Bbox
 
+from ..i18n import marked, output_languages, translate, translated_figure
 from .frame_contract import FRAME_CLASS
 from .style import COURSE_RC, CSS_PX_PER_INCH, FIGURE_WIDTH, FRAME_DPI, figure_bytes, tight_bbox
 
@@ -132,32 +133,31 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     scale = CSS_PX_PER_INCH / dpi  # CSS px per image px: the frame's size on the page
     combos = list(itertools.product(*(range(len(values[n])) for n in names)))
 
+    langs = output_languages()
     with plt.rc_context(COURSE_RC):
-        # one crop for every frame (the first and last frames' content, with a margin):
-        # frames keep one size, so the page does not jump when a slider moves
-        boxes = []
+        # one crop for every frame of a language (the first and last frames' content, with a
+        # margin): frames keep one size, so the page does not jump when a slider moves
+        boxes = {lang: [] for lang in langs}
         for combo in (combos[0], combos[-1]):
             fig = _drawn(draw, figsize, dpi, _params(names, values, combo))
-            boxes.append(tight_bbox(fig, pad=0.1))
+            for lang in langs:
+                with translated_figure(fig, lang):
+                    boxes[lang].append(tight_bbox(fig, pad=0.1))
             plt.close(fig)
-    job = (draw, figsize, dpi, fmt, Bbox.union(boxes))
+    job = (draw, figsize, dpi, fmt, {lang: Bbox.union(b) for lang, b in boxes.items()})
     images = _render(job, [_params(names, values, c) for c in combos])
     for combo, image in zip(combos, images, strict=True):
         params = _params(names, values, combo)
-        width, height = _image_size(image)
-        mime = "webp" if image[8:12] == b"WEBP" else "png"
-        data = base64.b64encode(image).decode("ascii")
-        # alt names each slider as it is labelled on the page, with the value it shows
-        alt = html.escape(f"{title}: " + ", ".join(
-            f"{labels.get(n, n)}={format_value(v)}" for n, v in params.items()), quote=True)
-        frames[combo] = widgets.HTML(
-            f'<img class="{FRAME_CLASS}" src="data:image/{mime};base64,{data}" '
-            f'alt="{alt}" title="{alt}" width="{round(width * scale)}" '
-            f'height="{round(height * scale)}" style="max-width:100%;height:auto">')
+        frames[combo] = widgets.HTML(marked({
+            lang: _frame_html(image[lang], scale, translate(title, lang), {
+                translate(labels.get(n, n), lang): v for n, v in params.items()})
+            for lang in langs}))
 
     controls = [widgets.SelectionSlider(
         options=[format_value(v) for v in values[n]], index=start[n],
-        description=labels.get(n, n), continuous_update=True,
+        # the site's build draws in both languages; its Chinese pages translate the label
+        description=translate(labels.get(n, n), langs[0] if len(langs) == 1 else "en"),
+        continuous_update=True,
         style={"description_width": "initial"},
         layout=widgets.Layout(width="min(100%, 32em)")) for n in names]
 
@@ -174,6 +174,19 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     box = widgets.VBox([*controls, build(0, ())], layout=widgets.Layout(align_items="flex-start"))
     box.links = links
     return box
+
+
+def _frame_html(image: bytes, scale: float, title: str, shown: dict) -> str:
+    """One frame: an ``<img>`` whose alt text names each slider as it is labelled on the page,
+    with the value it shows."""
+    width, height = _image_size(image)
+    mime = "webp" if image[8:12] == b"WEBP" else "png"
+    data = base64.b64encode(image).decode("ascii")
+    alt = html.escape(f"{title}: " + ", ".join(
+        f"{label}={format_value(v)}" for label, v in shown.items()), quote=True)
+    return (f'<img class="{FRAME_CLASS}" src="data:image/{mime};base64,{data}" '
+            f'alt="{alt}" title="{alt}" width="{round(width * scale)}" '
+            f'height="{round(height * scale)}" style="max-width:100%;height:auto">')
 
 
 def _image_size(data: bytes) -> tuple[int, int]:
@@ -196,11 +209,13 @@ def _drawn(draw, figsize, dpi, params):
     return fig
 
 
-def _render(job, params_list) -> list[bytes]:
-    """The frame of each parameter set, in order (drawing two at once in worker processes
-    was tried: on this project's 2 busy cores, spawning them cost what they saved)."""
-    draw, figsize, dpi, fmt, bbox = job
+def _render(job, params_list) -> list[dict[str, bytes]]:
+    """The frame of each parameter set in each language, in order (drawing two at once in
+    worker processes was tried: on this project's 2 busy cores, spawning them cost what
+    they saved). A frame's languages share its drawing; only the text differs."""
+    draw, figsize, dpi, fmt, bboxes = job
     draft = os.environ.get(DRAFT_ENV, "") not in ("", "0")
+    width_px = round(figsize[0] * dpi)
     out = []
     with plt.rc_context(COURSE_RC):
         for params in params_list:
@@ -209,13 +224,15 @@ def _render(job, params_list) -> list[bytes]:
                 out.append(out[0])
                 plt.close(fig)
                 continue
-            width_px = round(figsize[0] * dpi)
             if fmt == "auto":  # the first frame decides for the figure
-                tries = {f: figure_bytes(fig, f, dpi, width_px=width_px, bbox=bbox)
+                tries = {f: figure_bytes(fig, f, dpi, width_px=width_px, bbox=bboxes["en"]
+                                         if "en" in bboxes else next(iter(bboxes.values())))
                          for f in ("webp", "png")}
                 fmt = min(tries, key=lambda f: len(tries[f]))
-                out.append(tries[fmt])
-            else:
-                out.append(figure_bytes(fig, fmt, dpi, width_px=width_px, bbox=bbox))
+            frame = {}
+            for lang, bbox in bboxes.items():
+                with translated_figure(fig, lang):
+                    frame[lang] = figure_bytes(fig, fmt, dpi, width_px=width_px, bbox=bbox)
+            out.append(frame)
             plt.close(fig)
     return out

@@ -175,8 +175,30 @@ def inline_png(fig):
 
     The image is exactly ``2 * COLUMN_CSS_PX`` pixels wide and says it is
     ``COLUMN_CSS_PX`` wide, so on the site (where it fills the column) and in Jupyter
-    it shows at 2 device px per CSS px.
+    it shows at 2 device px per CSS px. Its text is in the notebook's language
+    (:mod:`posenc.course.i18n`); in the site's build, which draws both, the other
+    languages' images ride in the metadata as :data:`TRANSLATED_KEY` ``{lang: base64 PNG}``
+    for their editions' pages (``site/posenc_site.py``).
     """
+    import base64
+
+    from ..i18n import output_languages, translated_figure
+
+    first, *others = output_languages()
+    with translated_figure(fig, first):
+        data, metadata = _column_png(fig)
+    for lang in others:
+        with translated_figure(fig, lang):
+            other, _ = _column_png(fig)
+        metadata.setdefault(TRANSLATED_KEY, {})[lang] = base64.b64encode(other).decode("ascii")
+    return data, metadata
+
+
+#: Where a static figure's output metadata keeps its other languages' images.
+TRANSLATED_KEY = "posenc_translated"
+
+
+def _column_png(fig):
     from PIL import Image
 
     data = figure_bytes(fig, "png", width_px=DEVICE_PX_PER_CSS_PX * COLUMN_CSS_PX)

@@ -1,0 +1,204 @@
+"""The course layer in two languages: figure text, slider labels and self-check questions.
+
+The chapters' prose is translated by Sphinx's gettext catalogues (``locale/``,
+``site/i18n.py``). What the notebooks *draw* cannot be: a figure's title, axis labels and
+legend, a slider's label and a question are made by Python at execution. They are
+translated here, from one table, ``locale/zh.json`` beside this module:
+
+* ``phrases``: English phrase -> Chinese. A text is translated by replacing every phrase
+  it contains, longest first, on word boundaries; what the table does not name (numbers,
+  symbols, ``d_model=64``, method names) stays as it is. So one entry, ``"PE heatmap"``,
+  serves the title of every frame ``"PE heatmap: d_model=64, base=10000"``.
+* ``latin``: the words that stay in Latin script in Chinese text (RoPE, ALiBi, YaRN ...).
+
+A translated text that still holds an English word outside these (:func:`leftover_english`)
+is *untranslated*: the site's build records it (:data:`MISSING_ENV`) and the Chinese build
+fails, listing it, just as it fails on an untranslated paragraph.
+
+Which language a notebook draws in:
+
+* In Jupyter, one: :func:`set_language` (the Chinese notebooks' first cell calls it) or the
+  environment variable :data:`LANGUAGE_ENV`; English by default.
+* In the site's build, both (:data:`BUILD_ENV` = ``"en,zh"``, set by
+  ``site/execute_notebooks.py``): each figure, slider and quiz carries both editions'
+  versions, marked with :func:`marked` (HTML) or in the output's metadata (static figures),
+  and each edition's pages keep their own (``site/posenc_site.py``). Notebooks are executed
+  once for both languages.
+
+Chinese figure text is drawn in the first CJK font matplotlib finds of :data:`CJK_FONTS`
+(the site's build uses Debian's ``fonts-wqy-microhei``); Latin text keeps the course's font.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = ["LANGUAGES", "HTML_LANG", "BUILD_ENV", "LANGUAGE_ENV", "MISSING_ENV", "CJK_FONTS",
+           "set_language", "language", "output_languages", "translate", "leftover_english",
+           "marked", "keep_language", "translated_figure", "cjk_font"]
+
+#: The course's languages: English (the source) and Simplified Chinese.
+LANGUAGES = ("en", "zh")
+#: Each language's HTML ``lang`` tag.
+HTML_LANG = {"en": "en", "zh": "zh-CN"}
+#: ``"en,zh"`` in the site's build: every output carries both languages.
+BUILD_ENV = "POSENC_LANGUAGES"
+#: The one language a notebook draws in when run on its own (default ``en``).
+LANGUAGE_ENV = "POSENC_LANGUAGE"
+#: A file the build appends every untranslated text to (one per line), if set.
+MISSING_ENV = "POSENC_I18N_MISSING"
+#: Fonts for Chinese figure text, the first one installed wins: Debian's WenQuanYi Micro Hei
+#: (``fonts-wqy-microhei``, what the site uses), Noto/Source Han Sans, then macOS's and
+#: Windows' own.
+CJK_FONTS = ("WenQuanYi Micro Hei", "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC",
+             "Microsoft YaHei", "SimHei")
+TABLE = Path(__file__).with_name("locale") / "zh.json"
+
+_chosen: str | None = None
+_CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+# what is not prose: inline math, identifiers (d_model, head_dim=64), words glued to digits
+_NOT_PROSE = re.compile(r"\$[^$]*\$|\b\w*[_\d]\w*\b|\b\w+(?==)")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _check_language(lang: str, name: str = "lang") -> str:
+    if lang not in LANGUAGES:
+        raise ValueError(f"{name} must be one of {LANGUAGES}, got {lang!r}")
+    return lang
+
+
+def set_language(lang: str) -> None:
+    """Draw this notebook's figures, sliders and questions in ``lang`` (``"en"``/``"zh"``)."""
+    global _chosen
+    _chosen = _check_language(lang)
+
+
+def language() -> str:
+    """The language a notebook run on its own draws in (:func:`set_language`, else
+    :data:`LANGUAGE_ENV`, else English)."""
+    return _chosen or _check_language(os.environ.get(LANGUAGE_ENV) or "en", LANGUAGE_ENV)
+
+
+def output_languages() -> tuple[str, ...]:
+    """The languages each output carries: both in the site's build, else :func:`language`."""
+    both = os.environ.get(BUILD_ENV, "")
+    if both:
+        return tuple(_check_language(x.strip(), BUILD_ENV) for x in both.split(","))
+    return (language(),)
+
+
+@lru_cache(maxsize=1)
+def _table() -> tuple[re.Pattern | None, dict[str, str], frozenset[str]]:
+    data = json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {}
+    phrases = data.get("phrases", {})
+    keys = sorted(phrases, key=len, reverse=True)
+    pattern = re.compile("|".join(rf"(?<![A-Za-z]){re.escape(k)}(?![A-Za-z])" for k in keys)) \
+        if keys else None
+    return pattern, phrases, frozenset(data.get("latin", []))
+
+
+def translate(text: str, lang: str, *, record: bool = True) -> str:
+    """``text`` in ``lang``: English as it is; Chinese by the table's phrases (see the module
+    docstring). An untranslated Chinese result is appended to :data:`MISSING_ENV`'s file
+    when that is set and ``record``."""
+    _check_language(lang)
+    if lang == "en" or not text:
+        return text
+    pattern, phrases, _ = _table()
+    out = pattern.sub(lambda m: phrases[m.group(0)], text) if pattern else text
+    # no space beside full-width punctuation ("正确。 注意力" -> "正确。注意力")
+    out = re.sub(r"(?<=[，。：；？！）（、])[ ]+|[ ]+(?=[，。：；？！）（、])", "", out)
+    if record and leftover_english(out):
+        _record(text)
+    return out
+
+
+def leftover_english(text: str) -> list[str]:
+    """The English words in a would-be Chinese ``text``: words of two or more Latin letters
+    outside inline math and identifiers that the table's ``latin`` list does not allow."""
+    _, _, latin = _table()
+    return [w for w in _WORD.findall(_NOT_PROSE.sub(" ", text)) if w not in latin]
+
+
+def _record(text: str) -> None:
+    path = os.environ.get(MISSING_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:  # one write: safe beside another kernel
+            f.write(json.dumps(text, ensure_ascii=False) + "\n")
+
+
+_MARK = "<!--posenc:{}-->"
+_END = "<!--/posenc:{}-->"
+
+
+def marked(versions: dict[str, str]) -> str:
+    """One HTML output for several languages: each ``versions[lang]`` between markers that
+    :func:`keep_language` reads. A single language is returned as it is, unmarked."""
+    if len(versions) == 1:
+        return next(iter(versions.values()))
+    return "".join(_MARK.format(lang) + body + _END.format(lang)
+                   for lang, body in versions.items())
+
+
+def keep_language(html: str, lang: str) -> str:
+    """``html`` with every :func:`marked` version of another language removed, and the markers
+    of ``lang``'s own (what each edition's pages keep)."""
+    _check_language(lang)
+    for other in LANGUAGES:
+        start, end = re.escape(_MARK.format(other)), re.escape(_END.format(other))
+        if other == lang:
+            html = re.sub(f"{start}|{end}", "", html)
+        else:
+            html = re.sub(f"{start}.*?{end}", "", html, flags=re.S)
+    return html
+
+
+@lru_cache(maxsize=1)
+def cjk_font() -> str | None:
+    """The first of :data:`CJK_FONTS` that matplotlib finds, or ``None`` (with a warning:
+    Chinese figure text would show as empty boxes)."""
+    import warnings
+
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    for name in CJK_FONTS:
+        if name in installed:
+            return name
+    warnings.warn("no Chinese font found for the figures (tried " + ", ".join(CJK_FONTS)
+                  + "); on Debian/Ubuntu: sudo apt install fonts-wqy-microhei", stacklevel=2)
+    return None
+
+
+@contextmanager
+def translated_figure(fig, lang: str):
+    """Within the block, every text of ``fig`` reads in ``lang``, Chinese characters in the
+    CJK font; afterwards the figure is as it was."""
+    from matplotlib.text import Text
+
+    _check_language(lang)
+    if lang == "en":
+        yield fig
+        return
+    font = cjk_font()
+    saved = []
+    for text in fig.findobj(Text):
+        english = text.get_text()
+        chinese = translate(english, lang) if english.strip() else english
+        if chinese == english:
+            continue
+        saved.append((text, english, text.get_fontfamily()))
+        text.set_text(chinese)
+        if font and _CJK.search(chinese):
+            text.set_fontfamily([*text.get_fontfamily(), font])  # Latin glyphs keep theirs
+    try:
+        yield fig
+    finally:
+        for text, english, family in saved:
+            text.set_text(english)
+            text.set_fontfamily(family)
