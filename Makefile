@@ -25,7 +25,7 @@ STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: help book book-cached test lint unit notebooks golden browser chromium lab git-filter local bench clean
+.PHONY: help book book-cached test lint unit notebooks golden browser chromium fonts lab git-filter local bench clean translations
 
 help:
 	@echo "make book         build the site into _build/html (every notebook executed)"
@@ -52,29 +52,41 @@ $(STAMP): requirements.txt pyproject.toml site/jupyterlab/posenc-course.json
 # The site. -W: any warning (a broken reference, a failing cell) fails the build.
 # Every notebook is executed afresh, two at a time (site/execute_notebooks.py fills the
 # execution cache from an empty one), then Jupyter Book builds from that cache.
+# Then the Chinese edition into _build/html/zh (site/i18n.py): from the same execution, no
+# kernel runs again; it fails on any figure or question text that has no Chinese.
 CACHED_CONFIG := .config_cached.yml
-book: $(STAMP)
+book: $(STAMP) fonts
 	$(BIN)/python site/execute_notebooks.py --fresh
 	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > $(CACHED_CONFIG)
 	@# --all: every page is written again from the new outputs (Sphinx would keep the pages
 	@# of notebooks whose source did not change)
 	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) --all -W -n --keep-going
+	$(BIN)/python site/i18n.py build
 	@echo
-	@echo "The site is in _build/html: open file://$(CURDIR)/_build/html/index.html"
+	@echo "The site is in _build/html (the Chinese edition in _build/html/zh):"
+	@echo "open file://$(CURDIR)/_build/html/index.html"
 	@echo "or serve it: $(BIN)/python -m http.server -d _build/html 8000"
 
 # Same build, but notebooks are re-executed only when their code cells changed.
 # Caveat: an edit to src/posenc does NOT re-run the notebooks; use `make book` for that.
-book-cached: $(STAMP)
+book-cached: $(STAMP) fonts
 	@# beside _config.yml, because paths in it (local_extensions) are relative to it
 	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > $(CACHED_CONFIG)
 	$(BIN)/python site/execute_notebooks.py
 	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) -W -n --keep-going
+	$(BIN)/python site/i18n.py build
 
 # ruff, and every chapter as committed: header, self-check cells, no outputs, kernelspec
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks book site tools
 	$(BIN)/python tools/notebooks.py check
+	$(BIN)/python site/i18n.py check
+
+# The Chinese edition after an English change: refresh the catalogues, then translate what
+# `python site/i18n.py check` lists (locale/zh_CN/LC_MESSAGES/book/*.po)
+translations: $(STAMP)
+	$(BIN)/python site/i18n.py update
+	-$(BIN)/python site/i18n.py check
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests -q --ignore=tests/browser --ignore=tests/local
@@ -98,6 +110,12 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 		echo "installing Debian's chromium for the browser tests"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+
+# The Chinese figures' font: Debian's WenQuanYi Micro Hei (1.6 MB; the README names it)
+fonts:
+	@fc-list 2>/dev/null | grep -qi "wenquanyi micro hei\|wqy-microhei" || { \
+		echo "installing Debian's fonts-wqy-microhei for the Chinese figures"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-wqy-microhei >/dev/null; }
 
 # BROWSER_ARGS: e.g. -m budget (make test runs the timing budgets on their own, after the
 # parallel stage, so that JupyterLab's tests beside them do not set the figure)

@@ -60,11 +60,13 @@ def low_contrast(page, quiz) -> list[dict]:
     return [c for c in quiz.evaluate(JS_QUIZ_CONTRAST) if c["ratio"] < c["need"]]
 
 
-def answer_wrong_then_right(page, quiz, question, correct) -> list[dict]:
+def answer_wrong_then_right(page, quiz, question, correct,
+                            feedback=("Not quite.", "Correct.")) -> list[dict]:
     """Answer ``question`` (shown in the .Quiz ``quiz``) wrong, then right (``correct``).
 
     Checks the feedback text each time and returns every contrast failure seen on the way
-    (before answering, after the wrong answer, after the right one)."""
+    (before answering, after the wrong answer, after the right one). ``feedback``: how the
+    wrong and the right answer's feedback begin (in the page's language)."""
     failures = low_contrast(page, quiz)
     if question["type"] == "numeric":
         field = quiz.locator("input")
@@ -77,7 +79,7 @@ def answer_wrong_then_right(page, quiz, question, correct) -> list[dict]:
         quiz.locator("label", has_text=wrong).first.click()
     bad = quiz.locator(".Feedback.incorrect")
     bad.wait_for(state="visible", timeout=5000)
-    assert bad.inner_text().startswith("Not quite"), bad.inner_text()
+    assert bad.inner_text().startswith(feedback[0]), bad.inner_text()
     failures += low_contrast(page, quiz)
     if question["type"] == "numeric":
         field.click()
@@ -87,6 +89,6 @@ def answer_wrong_then_right(page, quiz, question, correct) -> list[dict]:
         quiz.locator("label", has_text=correct).first.click()
     good = quiz.locator(".Feedback.correct")
     good.wait_for(state="visible", timeout=5000)
-    assert good.inner_text().startswith("Correct"), good.inner_text()
+    assert good.inner_text().startswith(feedback[1]), good.inner_text()
     failures += low_contrast(page, quiz)
     return failures

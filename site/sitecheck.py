@@ -84,9 +84,15 @@ def chromium():
             browser.close()
 
 
-def content_pages(root: Path = SITE) -> list[str]:
-    """Every page of the course: the chapters and the pages beside them."""
-    return sorted(str(p.relative_to(root)) for p in (root / "book").glob("*.html"))
+#: The site's editions: English at the root, Chinese under zh/ (site/i18n.py).
+EDITIONS = ("", "zh/")
+
+
+def content_pages(root: Path = SITE, editions=EDITIONS) -> list[str]:
+    """Every page of the course in every edition: the chapters and the pages beside them
+    (``book/04_rope.html``, ``zh/book/04_rope.html``)."""
+    return sorted(str(p.relative_to(root))
+                  for e in editions for p in (root / e / "book").glob("*.html"))
 
 
 # JavaScript run in the page -------------------------------------------------------------

@@ -91,7 +91,7 @@ def pytest_generate_tests(metafunc):
     if "page_path" in metafunc.fixturenames:
         pages = content_pages()
         # module scope: a page's tests run one after another, on one shared visit
-        metafunc.parametrize("page_path", pages, ids=[p.split("/")[-1] for p in pages],
+        metafunc.parametrize("page_path", pages, ids=[p.replace("book/", "") for p in pages],
                              scope="module")
 
 

@@ -158,6 +158,11 @@ def keep_language(html: str, lang: str) -> str:
     return html
 
 
+#: How the files of :data:`CJK_FONTS` are named, for a font installed after matplotlib
+#: listed the system's fonts (its font cache would not know it).
+_CJK_FILES = re.compile(r"wqy-microhei|NotoSansCJK|SourceHanSans|PingFang|msyh|simhei", re.I)
+
+
 @lru_cache(maxsize=1)
 def cjk_font() -> str | None:
     """The first of :data:`CJK_FONTS` that matplotlib finds, or ``None`` (with a warning:
@@ -166,13 +171,20 @@ def cjk_font() -> str | None:
 
     from matplotlib import font_manager
 
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    for name in CJK_FONTS:
-        if name in installed:
-            return name
-    warnings.warn("no Chinese font found for the figures (tried " + ", ".join(CJK_FONTS)
-                  + "); on Debian/Ubuntu: sudo apt install fonts-wqy-microhei", stacklevel=2)
-    return None
+    def first() -> str | None:
+        installed = {f.name for f in font_manager.fontManager.ttflist}
+        return next((name for name in CJK_FONTS if name in installed), None)
+
+    if first() is None:  # installed since matplotlib cached its list: add the files
+        for path in font_manager.findSystemFonts():
+            if _CJK_FILES.search(Path(path).name):
+                font_manager.fontManager.addfont(path)
+    name = first()
+    if name is None:
+        warnings.warn("no Chinese font found for the figures (tried " + ", ".join(CJK_FONTS)
+                      + "); on Debian/Ubuntu: sudo apt install fonts-wqy-microhei",
+                      stacklevel=2)
+    return name
 
 
 @contextmanager

@@ -1,0 +1,86 @@
+"""The Chinese edition as its reader meets it: the language switch, Chinese search, Chinese
+figures and sliders, and the Chinese notebooks to download. (Every page check of
+test_site.py also runs on each Chinese page: it loads cleanly and offline, axe, sliders,
+questions, exercises.)"""
+
+import json
+import re
+import urllib.request
+
+import pytest
+from sitecheck import JS_SLIDERS, JS_VISIBLE_FRAME, JS_WIDGETS_SETTLED, SITE, content_pages
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url) as r:  # the local test server
+        return r.read()
+
+
+def test_every_page_has_its_chinese_twin():
+    english = content_pages(editions=("",))
+    chinese = content_pages(editions=("zh/",))
+    assert [f"zh/{p}" for p in english] == chinese
+
+
+def test_language_switch_goes_to_the_same_page_and_back(visit):
+    v = visit("book/04_rope.html")
+    assert v.page.evaluate("document.documentElement.lang") == "en"
+    v.page.locator("a.posenc-lang-switch").click()
+    v.page.wait_for_url("**/zh/book/04_rope.html")
+    assert v.page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert CJK.search(v.page.locator("h1").first.inner_text())
+    v.page.locator("a.posenc-lang-switch").click()
+    v.page.wait_for_url("**/book/04_rope.html")
+    assert "/zh/" not in v.page.url
+
+
+def test_every_page_links_its_twin(base_url):
+    for path in content_pages():
+        html = (SITE / path).read_text(encoding="utf-8")
+        match = re.search(r'<a class="btn posenc-lang-switch" href="([^"]+)"', html)
+        assert match, f"{path}: no language switch"
+        target = (SITE / path).parent / match.group(1)
+        assert target.resolve().exists(), f"{path}: switch points to {match.group(1)}"
+        lang = re.search(r'<html lang="([^"]+)"', html).group(1)
+        assert lang == ("zh-CN" if path.startswith("zh/") else "en"), path
+
+
+@pytest.mark.parametrize("term, page", [("外推", "09_extrapolation"), ("旋转", "04_rope"),
+                                        ("斜率", "06_alibi"), ("ALiBi", "06_alibi")])
+def test_search_finds_chinese_words_offline(visit, base_url, term, page):
+    v = visit(f"zh/search.html?q={term}")
+    v.page.wait_for_selector("#search-results ul.search li", timeout=10000)
+    links = v.page.eval_on_selector_all("#search-results ul.search li a",
+                                        "els => els.map(e => e.href)")
+    assert any(f"zh/book/{page}" in href for href in links), (term, links)
+    assert [u for u in v.requests if not u.startswith((base_url, "data:"))] == []
+
+
+def test_chinese_sliders_are_labelled_and_drawn_in_chinese(visit):
+    v = visit("zh/book/02_sinusoidal.html")
+    v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+    sliders = v.page.evaluate(JS_SLIDERS)
+    assert sliders
+    assert any(CJK.search(s["label"]) for s in sliders), [s["label"] for s in sliders]
+    frame = v.page.locator(".posenc-widget").first.evaluate(JS_VISIBLE_FRAME)
+    assert CJK.search(frame["alt"]), frame["alt"]
+
+
+def test_chinese_static_figures_are_their_own_images():
+    """A static figure of a Chinese page is the Chinese drawing, not the English one."""
+    english = {p.name: p.read_bytes() for p in (SITE / "_images").glob("*.png")}
+    chinese = {p.name: p.read_bytes() for p in (SITE / "zh" / "_images").glob("*.png")}
+    shared = set(english) & set(chinese)
+    assert shared and sum(english[n] != chinese[n] for n in shared) >= len(shared) // 2
+
+
+def test_chinese_download_is_the_chinese_notebook(base_url):
+    nb = json.loads(_get(f"{base_url}/zh/_sources/book/04_rope.ipynb"))
+    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert CJK.search(text) and 'set_language("zh")' in json.dumps(nb, ensure_ascii=False)
+    english = json.loads(_get(f"{base_url}/_sources/book/04_rope.ipynb"))
+    assert [c["source"] for c in english["cells"] if c["cell_type"] == "code"] == \
+        [c["source"] for c in nb["cells"] if c["cell_type"] == "code"
+         and c.get("id") != "posenc-zh"]

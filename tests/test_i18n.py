@@ -1,0 +1,192 @@
+"""The Chinese edition's course layer (posenc.course.i18n) and its catalogues (site/i18n.py)."""
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from test_figures_legibility import SLIDER_FIGURES  # noqa: E402
+
+from posenc.course import i18n  # noqa: E402
+from posenc.course.figures.style import COURSE_RC, FRAME_DPI, clipped_texts, frame_geometry  # noqa: E402
+from posenc.course.selfcheck import CHAPTERS, translated_questions  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "site"))
+import i18n as site_i18n  # noqa: E402
+from posenc_site import language_switch  # noqa: E402
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_english_is_the_source_and_comes_back_unchanged():
+    for text in ("PE heatmap: d_model=64, base=10000", "position p", ""):
+        assert i18n.translate(text, "en") == text
+
+
+def test_a_phrase_becomes_chinese_and_the_numbers_and_identifiers_stay():
+    out = i18n.translate("PE heatmap: d_model=64, base=10000", "zh", record=False)
+    assert CJK.search(out) and "d_model=64" in out and "10000" in out
+    assert i18n.leftover_english(out) == []
+
+
+def test_leftover_english_ignores_math_identifiers_and_allowed_names():
+    assert i18n.leftover_english("RoPE 的 $\\theta_i$，d_model=64，head_dim") == []
+    assert i18n.leftover_english("RoPE 的 frequency") == ["frequency"]
+
+
+def test_an_unknown_text_is_recorded_as_untranslated(tmp_path, monkeypatch):
+    record = tmp_path / "missing.jsonl"
+    monkeypatch.setenv(i18n.MISSING_ENV, str(record))
+    i18n.translate("a sentence the table has never seen", "zh")
+    i18n.translate("PE heatmap", "zh")  # translated: not recorded
+    lines = [json.loads(x) for x in record.read_text(encoding="utf-8").splitlines()]
+    assert lines == ["a sentence the table has never seen"]
+
+
+def test_bad_language_names_the_argument():
+    with pytest.raises(ValueError, match="lang must be one of"):
+        i18n.translate("x", "fr")
+    with pytest.raises(ValueError, match="lang must be one of"):
+        i18n.set_language("de")
+
+
+def test_build_draws_both_languages_and_a_notebook_one(monkeypatch):
+    monkeypatch.delenv(i18n.BUILD_ENV, raising=False)
+    monkeypatch.delenv(i18n.LANGUAGE_ENV, raising=False)
+    monkeypatch.setattr(i18n, "_chosen", None)
+    assert i18n.output_languages() == ("en",)
+    i18n.set_language("zh")
+    assert i18n.output_languages() == ("zh",)
+    monkeypatch.setenv(i18n.BUILD_ENV, "en,zh")
+    assert i18n.output_languages() == ("en", "zh")
+
+
+@given(st.dictionaries(st.sampled_from(i18n.LANGUAGES),
+                       st.text(st.characters(blacklist_characters="<>"), max_size=30),
+                       min_size=1))
+def test_each_edition_keeps_exactly_its_own_version(versions):
+    html = "<p>before</p>" + i18n.marked(versions) + "<p>after</p>"
+    for lang in versions:
+        kept = i18n.keep_language(html, lang)
+        assert kept == "<p>before</p>" + versions[lang] + "<p>after</p>" or len(versions) == 1
+
+
+def test_translated_figure_reletters_and_restores():
+    fig, ax = plt.subplots()
+    ax.set_title("PE heatmap: d_model=64, base=10000")
+    ax.set_xlabel("position p")
+    with i18n.translated_figure(fig, "zh"):
+        assert CJK.search(ax.get_title())
+        assert i18n.cjk_font() in ax.title.get_fontfamily()
+    assert ax.get_title() == "PE heatmap: d_model=64, base=10000"
+    assert i18n.cjk_font() not in ax.title.get_fontfamily()
+    plt.close(fig)
+
+
+def test_a_chinese_font_is_installed_for_the_figures():
+    assert i18n.cjk_font() is not None, "make fonts installs Debian's fonts-wqy-microhei"
+
+
+@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES,
+                         ids=[d.__name__ for d, _, _ in SLIDER_FIGURES])
+def test_chinese_slider_figures_keep_all_their_text(draw, values, figsize):
+    """Chinese labels are as uncut as English ones (see test_figures_not_clipped.py)."""
+    with plt.rc_context(COURSE_RC):
+        fig = plt.figure(figsize=figsize, dpi=FRAME_DPI)
+        draw(fig, **values)
+        with i18n.translated_figure(fig, "zh"):
+            bbox, dpi = frame_geometry(fig, width_px=round(figsize[0] * FRAME_DPI))
+            cut = clipped_texts(fig, bbox, dpi)
+        plt.close(fig)
+    assert cut == []
+
+
+@pytest.mark.parametrize("chapter", sorted(CHAPTERS))
+def test_every_question_reads_in_chinese(chapter):
+    for q in translated_questions(chapter, "zh"):
+        texts = [q["question"]] + [a.get("answer", "") for a in q["answers"]] \
+            + [a["feedback"] for a in q["answers"]]
+        for text in filter(None, texts):
+            assert i18n.leftover_english(text) == [], text
+
+
+def test_questions_keep_their_answers_and_numbers():
+    for chapter in CHAPTERS:
+        en, zh = translated_questions(chapter, "en"), translated_questions(chapter, "zh")
+        for q_en, q_zh in zip(en, zh, strict=True):
+            assert [a["correct"] for a in q_en["answers"] if "correct" in a] == \
+                [a["correct"] for a in q_zh["answers"] if "correct" in a]
+            assert [a.get("range") for a in q_en["answers"]] == \
+                [a.get("range") for a in q_zh["answers"]]
+
+
+# -- the catalogues -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pot(tmp_path_factory):
+    """The English messages as the source is now (Sphinx's gettext builder, ~8 s)."""
+    return site_i18n.extract(tmp_path_factory.mktemp("gettext"))
+
+
+def test_every_english_message_is_translated(pot):
+    assert site_i18n.problems(pot) == []
+    assert site_i18n.catalogue_markup() == []
+
+
+def test_a_changed_english_paragraph_shows_up_as_untranslated(pot, tmp_path):
+    """An author edits a paragraph: after `make translations` (sphinx-intl update) the
+    check lists it, until its Chinese is updated."""
+    changed = tmp_path / "gettext"
+    shutil.copytree(pot, changed)
+    template = changed / "book" / "04_rope.pot"
+    text = template.read_text(encoding="utf-8")
+    first = re.search(r'msgid "(The fastest pair completes a turn[^"]*)"', text).group(1)
+    template.write_text(text.replace(first, first.replace("fastest", "quickest")),
+                        encoding="utf-8")
+    locale = tmp_path / "locale"
+    shutil.copytree(site_i18n.LOCALE, locale)
+    site_i18n.update(changed, locale)
+    found = site_i18n.problems(changed, locale)
+    assert len(found) == 1 and "04_rope.po" in found[0] and "quickest" in found[0]
+    assert "fuzzy" in found[0] or "untranslated" in found[0]
+
+
+def test_markup_must_survive_translation():
+    english = "turn by $m\\theta_i$ with `base` ([RoPE](04_rope.ipynb)) **slowly**"
+    kept = "以 $m\\theta_i$ 旋转，`base`（[RoPE](04_rope.ipynb)）**缓慢**"
+    assert site_i18n.markup_problems(english, kept) == []
+    broken = site_i18n.markup_problems(english, "以 $m\\theta$ 旋转（[RoPE](04.ipynb)）**缓慢")
+    assert len(broken) == 4  # math, code, link target, bold
+
+
+@pytest.mark.parametrize("page", sorted(p.stem for p in (ROOT / "book").glob("*.ipynb")))
+def test_chinese_notebook_has_every_prose_cell_translated(page):
+    nb = site_i18n.chinese_notebook(ROOT / "book" / f"{page}.ipynb", site_i18n.catalogue(page))
+    english = json.loads((ROOT / "book" / f"{page}.ipynb").read_text(encoding="utf-8"))
+    assert [c["source"] for c in nb["cells"] if c["cell_type"] == "code"][:1] == \
+        [c["source"] for c in english["cells"] if c["cell_type"] == "code"][:1]
+    assert any(site_i18n.ZH_SETUP in "".join(c["source"]) for c in nb["cells"])
+    for cell in (c for c in nb["cells"] if c["cell_type"] == "markdown"):
+        prose = re.sub(r"(`{3,}|~{3,}).*?\1", "", "".join(cell["source"]), flags=re.S)
+        prose = re.sub(r"\$\$.*?\$\$|`[^`]*`|\]\([^)]*\)|^:[a-z]+:[^\n]*", "", prose,
+                       flags=re.S | re.M)
+        if re.search(r"[A-Za-z]{3,}", prose):
+            assert CJK.search(prose), f"an English cell in the Chinese notebook: {prose[:80]!r}"
+
+
+def test_language_switch_links_the_same_page_in_the_other_edition():
+    page = '<html><head></head><body><div class="article-header-buttons"></div></body></html>'
+    en = language_switch(page, "book/04_rope.html", "en")
+    assert 'href="../zh/book/04_rope.html"' in en and 'hreflang="zh-CN"' in en
+    zh = language_switch(page, "book/04_rope.html", "zh_CN")
+    assert 'href="../../book/04_rope.html"' in zh and 'hreflang="en"' in zh
+    assert language_switch(en, "book/04_rope.html", "en") == en  # idempotent
