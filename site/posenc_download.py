@@ -27,7 +27,7 @@ ARCHIVE_TOP = "posenc-course"  # the folder the archive unpacks to
 INCLUDE = ("src", "book", "locale", "tests", "site", "tools", "benchmarks", "README.md", "Makefile",
            "requirements.txt", "pyproject.toml", "_config.yml", "_toc.yml", ".gitattributes")
 EXCLUDE_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis"}
-EXCLUDE_SUFFIXES = (".pyc", ".egg-info")
+EXCLUDE_SUFFIXES = (".pyc", ".egg-info", ".mo")  # .mo: compiled by each build
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # every entry: the same sources give the same bytes
 DEFAULT_LAUNCH = {"binderhub_url": "https://mybinder.org",
                   "colab_url": "https://colab.research.google.com"}
