@@ -234,6 +234,21 @@ def untranslated_outputs(missing: Path = MISSING) -> list[str]:
                    if line.strip()})
 
 
+def glossary_terms(glossary: Path = ROOT / "book" / "glossary.md") -> list[str]:
+    """The Chinese terms of the glossary's tables (``外推``, ``位置编码``, ``注意力汇聚点`` ...),
+    each as one word: jieba, which splits the Chinese text for the search index, does not
+    know them all (it cuts 外推 into 外 and 推, and the index keeps no one-character word,
+    so a search for 外推 would find nothing)."""
+    terms = []
+    for line in glossary.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and re.search(r"[\u4e00-\u9fff]", cells[1]):
+            for term in re.split(r"[，、（）()\s]+", cells[1]):
+                if re.fullmatch(r"[\u4e00-\u9fff]{2,}", term) and term not in terms:
+                    terms.append(term)
+    return terms
+
+
 def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
     """The Chinese site from the English build's jupyter-cache: no notebook is executed.
     Fails if an executed notebook drew a text that has no Chinese."""
@@ -244,18 +259,26 @@ def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
         raise SystemExit("no Chinese for these texts of figures, sliders or questions (add "
                          "them to src/posenc/course/locale/zh.json):\n  "
                          + "\n  ".join(repr(t) for t in missing))
-    _sphinx("html", outdir, ROOT / "_build" / ".doctrees-zh", {
+    # built beside the English site, then moved under it: MyST-NB writes its output files
+    # next to the output folder (here _build/zh/jupyter_execute), which must not be published
+    staging = ROOT / "_build" / "zh" / "html"
+    words = ROOT / "_build" / "zh" / "search-words.txt"  # jieba's user dictionary
+    words.parent.mkdir(parents=True, exist_ok=True)
+    words.write_text("".join(f"{t} 100000\n" for t in glossary_terms()), encoding="utf-8")
+    _sphinx("html", staging, ROOT / "_build" / "zh" / ".doctrees", {
         "language": LANGUAGE,
         "html_title": TITLE_ZH,
+        "html_search_options": {"dict": str(words)},
         "nb_execution_mode": "cache",
         "nb_execution_cache_path": str(cache),
         # a notebook missing from the cache must fail, never run here
         "nb_execution_raise_on_error": True,
-        # outside the site (the English build keeps its own in _build/jupyter_execute)
-        "nb_output_folder": str(ROOT / "_build" / "jupyter_execute_zh"),
     }, quiet=False)
-    _redirect(outdir)
-    write_chinese_notebooks(outdir / "_sources")
+    _redirect(staging)
+    write_chinese_notebooks(staging / "_sources")
+    shutil.rmtree(outdir, ignore_errors=True)
+    outdir.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(staging, outdir)
 
 
 def _redirect(outdir: Path) -> None:

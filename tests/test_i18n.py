@@ -190,3 +190,24 @@ def test_language_switch_links_the_same_page_in_the_other_edition():
     zh = language_switch(page, "book/04_rope.html", "zh_CN")
     assert 'href="../../book/04_rope.html"' in zh and 'hreflang="en"' in zh
     assert language_switch(en, "book/04_rope.html", "en") == en  # idempotent
+
+
+def test_chinese_beside_math_and_on_tick_labels_has_every_glyph(caplog):
+    """A label with math in it is drawn by matplotlib's math renderer, and tick labels are
+    written at draw time: both must reach the CJK font (no "does not have a glyph" boxes,
+    no "findfont" warnings in a notebook's output), and both come back in English."""
+    import io
+    import logging
+
+    fig, ax = plt.subplots()
+    ax.set_yticks([0, 1], labels=["learned", "sinusoidal"])
+    ax.set_xlabel("evaluation length $L_{eval}$ (bytes)")
+    ax.set_xscale("log")
+    with caplog.at_level(logging.WARNING), i18n.translated_figure(fig, "zh"):
+        fig.savefig(io.BytesIO(), format="png")
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["可学习", "正弦"]
+        assert CJK.search(ax.get_xlabel()) and "$L_{eval}$" in ax.get_xlabel()
+    assert [r.getMessage() for r in caplog.records] == []
+    fig.canvas.draw()
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["learned", "sinusoidal"]
+    plt.close(fig)

@@ -171,6 +171,10 @@ def cjk_font() -> str | None:
 
     from matplotlib import font_manager
 
+    from .figures.style import ensure_matplotlib_fonts
+
+    ensure_matplotlib_fonts()  # the math fonts a text beside the Chinese uses
+
     def first() -> str | None:
         installed = {f.name for f in font_manager.fontManager.ttflist}
         return next((name for name in CJK_FONTS if name in installed), None)
@@ -190,27 +194,109 @@ def cjk_font() -> str | None:
 @contextmanager
 def translated_figure(fig, lang: str):
     """Within the block, every text of ``fig`` reads in ``lang``, Chinese characters in the
-    CJK font; afterwards the figure is as it was."""
+    CJK font; afterwards the figure is as it was.
+
+    Tick labels (``set_yticklabels``, ``set_ticks(labels=...)``) are written by their axis'
+    formatter at every draw, so each formatter is wrapped in one that translates what it
+    writes (:class:`_TranslatedTicks`)."""
     from matplotlib.text import Text
 
     _check_language(lang)
     if lang == "en":
         yield fig
         return
+    import matplotlib as mpl
+
     font = cjk_font()
-    saved = []
+    texts, formatters, mixed = [], [], []
+    # tick labels written from strings (not numbers): they get their Chinese at draw time
+    worded = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            saved = (axis.get_major_formatter(), axis.get_minor_formatter(),
+                     axis.isDefault_majfmt, axis.isDefault_minfmt)
+            formatters.append((axis, saved))
+            axis.set_major_formatter(_TranslatedTicks(saved[0], lang))
+            axis.set_minor_formatter(_TranslatedTicks(saved[1], lang))
+            if type(saved[0]).__name__ in ("FuncFormatter", "FixedFormatter"):
+                worded.update(id(t) for t in axis.get_ticklabels(which="both"))
     for text in fig.findobj(Text):
-        english = text.get_text()
-        chinese = translate(english, lang) if english.strip() else english
-        if chinese == english:
-            continue
-        saved.append((text, english, text.get_fontfamily()))
-        text.set_text(chinese)
-        if font and _CJK.search(chinese):
-            text.set_fontfamily([*text.get_fontfamily(), font])  # Latin glyphs keep theirs
+        texts.append((text, text.get_text(), text.get_fontfamily()))
+        if text.get_text().strip():
+            text.set_text(translate(text.get_text(), lang))
+        # the CJK font behind the text's own (Latin glyphs keep theirs); never on numbers and
+        # math, where matplotlib's math fonts would look for it
+        if font and (_CJK.search(text.get_text()) or id(text) in worded):
+            text.set_fontfamily([*text.get_fontfamily(), font])
+            if "$" in text.get_text():  # math and Chinese in one text: see _mixed_rc
+                mixed.append((text, text.get_fontproperties().get_math_fontfamily()))
+                text.set_fontfamily([font, *text.get_fontfamily()])
+                text.set_math_fontfamily("custom")
     try:
-        yield fig
+        with mpl.rc_context(_mixed_rc(font) if mixed else {}):
+            yield fig
     finally:
-        for text, english, family in saved:
+        for text, math_family in mixed:
+            text.set_math_fontfamily(math_family)
+        for text, english, family in texts:
             text.set_text(english)
             text.set_fontfamily(family)
+        for axis, (major, minor, default_major, default_minor) in formatters:
+            axis.set_major_formatter(major)
+            axis.set_minor_formatter(minor)
+            axis.isDefault_majfmt, axis.isDefault_minfmt = default_major, default_minor
+
+
+def _mixed_rc(font: str) -> dict:
+    """A text with math in it is drawn by matplotlib's math renderer, words included, in the
+    text's first font alone (no fallback), and its math in the math font set's. Such a text
+    gets the CJK font first (it has Latin letters too) and the ``custom`` set: roman in the
+    CJK font, the math in DejaVu Sans as the course's other math."""
+    return {"mathtext.rm": font, "mathtext.sf": font, "mathtext.it": "DejaVu Sans:italic",
+            "mathtext.bf": "DejaVu Sans:bold", "mathtext.tt": "DejaVu Sans Mono",
+            "mathtext.cal": "DejaVu Sans",
+            "mathtext.fallback": "stixsans"}
+
+
+def _translated_ticks_class():
+    from matplotlib.ticker import Formatter
+
+    class TranslatedTicks(Formatter):
+        """An axis formatter that writes what ``inner`` writes, in ``lang``."""
+
+        def __init__(self, inner, lang):
+            self.inner, self.lang = inner, lang
+
+        def set_axis(self, axis):
+            super().set_axis(axis)
+            self.inner.set_axis(axis)
+
+        def set_locs(self, locs):
+            self.inner.set_locs(locs)
+
+        def format_ticks(self, values):
+            return [translate(s, self.lang) for s in self.inner.format_ticks(values)]
+
+        def __call__(self, x, pos=None):
+            return translate(self.inner(x, pos), self.lang)
+
+        def get_offset(self):
+            return translate(self.inner.get_offset(), self.lang)
+
+        def format_data(self, value):
+            return self.inner.format_data(value)
+
+        def format_data_short(self, value):
+            return self.inner.format_data_short(value)
+
+    return TranslatedTicks
+
+
+def _TranslatedTicks(inner, lang):  # noqa: N802 - a class, made on first use (no matplotlib at import)
+    global _TRANSLATED_TICKS
+    if _TRANSLATED_TICKS is None:
+        _TRANSLATED_TICKS = _translated_ticks_class()
+    return _TRANSLATED_TICKS(inner, lang)
+
+
+_TRANSLATED_TICKS = None
