@@ -60,8 +60,9 @@ book: $(STAMP) fonts
 	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > $(CACHED_CONFIG)
 	@# --all: every page is written again from the new outputs (Sphinx would keep the pages
 	@# of notebooks whose source did not change)
-	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) --all -W -n --keep-going
-	$(BIN)/python site/i18n.py build
+	@# the two editions' Sphinx builds side by side: both only read the execution cache
+	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) --all -W -n --keep-going & \
+		$(BIN)/python site/i18n.py build; zh=$$?; wait $$! && exit $$zh
 	@echo
 	@echo "The site is in _build/html (the Chinese edition in _build/html/zh):"
 	@echo "open file://$(CURDIR)/_build/html/index.html"

@@ -41,7 +41,7 @@ TITLE_ZH = "位置编码：交互式教程"
 
 
 def _sphinx(builder: str, outdir: Path, doctrees: Path, overrides: dict | None = None,
-            quiet: bool = True) -> None:
+            quiet: bool = True, jobs: int = 1) -> None:
     """One Sphinx build of the book with Jupyter Book 1's configuration (``_config.yml``,
     ``_toc.yml``) and ``overrides``; raises if it fails or warns (``-W``)."""
     from jupyter_book.sphinx import build_sphinx
@@ -52,7 +52,8 @@ def _sphinx(builder: str, outdir: Path, doctrees: Path, overrides: dict | None =
         path_config=str(ROOT / "_config.yml"), use_external_toc=True,
         confoverrides={"external_toc_path": str(ROOT / "_toc.yml"),
                        "latex_individualpages": False, **(overrides or {})},
-        noconfig=True, warningiserror=True, keep_going=True, quiet=quiet, freshenv=True)
+        noconfig=True, warningiserror=True, keep_going=True, quiet=quiet, freshenv=True,
+        jobs=jobs)
     if result:
         raise SystemExit(f"sphinx {builder} build failed ({result})")
 

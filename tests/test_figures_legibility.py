@@ -127,3 +127,22 @@ def test_diverging_map_is_perceptually_even_and_symmetric():
     # the two ends are equally dark, so neither sign looks stronger
     assert abs(lightness[0] - lightness[-1]) < 1.5
     assert lightness[127] > 90
+
+
+@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES[:4],
+                         ids=[d.__name__ for d, _, _ in SLIDER_FIGURES[:4]])
+def test_frames_are_the_pixels_a_saved_png_has(draw, values, figsize):
+    """style._rendered reads Agg's raw buffer instead of encoding and decoding a PNG: the
+    same pixels, the same size."""
+    from posenc.course.figures.style import _rendered, frame_geometry
+
+    with plt.rc_context(COURSE_RC):
+        fig = plt.figure(figsize=figsize, dpi=FRAME_DPI)
+        draw(fig, **values)
+        bbox, dpi = frame_geometry(fig, width_px=round(figsize[0] * FRAME_DPI))
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches=bbox)
+        png = np.asarray(Image.open(buf).convert("RGB"))
+        raw = np.asarray(_rendered(fig, dpi, bbox))
+        plt.close(fig)
+    assert raw.shape == png.shape and np.array_equal(raw, png)
