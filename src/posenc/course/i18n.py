@@ -38,6 +38,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+from .figures.fonts import CJK_FONTS, cjk_font
+
 __all__ = ["LANGUAGES", "HTML_LANG", "BUILD_ENV", "LANGUAGE_ENV", "MISSING_ENV", "CJK_FONTS",
            "set_language", "language", "output_languages", "translate", "leftover_english",
            "marked", "keep_language", "translated_figure", "cjk_font"]
@@ -52,11 +54,6 @@ BUILD_ENV = "POSENC_LANGUAGES"
 LANGUAGE_ENV = "POSENC_LANGUAGE"
 #: A file the build appends every untranslated text to (one per line), if set.
 MISSING_ENV = "POSENC_I18N_MISSING"
-#: Fonts for Chinese figure text, the first one installed wins: Debian's WenQuanYi Micro Hei
-#: (``fonts-wqy-microhei``, what the site uses), Noto/Source Han Sans, then macOS's and
-#: Windows' own.
-CJK_FONTS = ("WenQuanYi Micro Hei", "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC",
-             "Microsoft YaHei", "SimHei")
 TABLE = Path(__file__).with_name("locale") / "zh.json"
 
 _chosen: str | None = None
@@ -156,39 +153,6 @@ def keep_language(html: str, lang: str) -> str:
         else:
             html = re.sub(f"{start}.*?{end}", "", html, flags=re.S)
     return html
-
-
-#: How the files of :data:`CJK_FONTS` are named, for a font installed after matplotlib
-#: listed the system's fonts (its font cache would not know it).
-_CJK_FILES = re.compile(r"wqy-microhei|NotoSansCJK|SourceHanSans|PingFang|msyh|simhei", re.I)
-
-
-@lru_cache(maxsize=1)
-def cjk_font() -> str | None:
-    """The first of :data:`CJK_FONTS` that matplotlib finds, or ``None`` (with a warning:
-    Chinese figure text would show as empty boxes)."""
-    import warnings
-
-    from matplotlib import font_manager
-
-    from .figures.style import ensure_matplotlib_fonts
-
-    ensure_matplotlib_fonts()  # the math fonts a text beside the Chinese uses
-
-    def first() -> str | None:
-        installed = {f.name for f in font_manager.fontManager.ttflist}
-        return next((name for name in CJK_FONTS if name in installed), None)
-
-    if first() is None:  # installed since matplotlib cached its list: add the files
-        for path in font_manager.findSystemFonts():
-            if _CJK_FILES.search(Path(path).name):
-                font_manager.fontManager.addfont(path)
-    name = first()
-    if name is None:
-        warnings.warn("no Chinese font found for the figures (tried " + ", ".join(CJK_FONTS)
-                      + "); on Debian/Ubuntu: sudo apt install fonts-wqy-microhei",
-                      stacklevel=2)
-    return name
 
 
 @contextmanager

@@ -28,7 +28,7 @@ from matplotlib.colors import LinearSegmentedColormap
 __all__ = ["COLORS", "METHOD_COLORS", "DIVERGING", "use_course_style", "figure_bytes", "tight_bbox",
            "FIGURE_WIDTH", "COLUMN_CSS_PX", "CSS_PX_PER_INCH", "DEVICE_PX_PER_CSS_PX",
            "FRAME_DPI", "MIN_FONT_PT", "lab_to_srgb", "inline_png",
-           "frame_geometry", "clipped_texts", "ensure_matplotlib_fonts"]
+           "frame_geometry", "clipped_texts"]
 
 #: Okabe-Ito colour-blind-safe palette.
 COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -135,27 +135,6 @@ if "posenc_diverging" not in mpl.colormaps:
     mpl.colormaps.register(DIVERGING.reversed())
 
 
-def ensure_matplotlib_fonts() -> int:
-    """Make sure matplotlib knows its own fonts (DejaVu, the math fonts cm* and STIX); returns
-    how many it had to add.
-
-    matplotlib keeps its font list in a cache named by its version only. A system matplotlib
-    of the same version (Debian's, which leaves out the bundled fonts) writes a list without
-    them, and a pip-installed matplotlib then reads it: every math label warns
-    "findfont: Font family ['cmex10'] not found" into the notebook's output."""
-    from pathlib import Path
-
-    from matplotlib import font_manager, get_data_path
-
-    known = {Path(f.fname).name for f in font_manager.fontManager.ttflist}
-    added = 0
-    for path in sorted((Path(get_data_path()) / "fonts" / "ttf").glob("*.ttf")):
-        if path.name not in known:
-            font_manager.fontManager.addfont(str(path))
-            added += 1
-    return added
-
-
 def use_course_style() -> None:
     """Apply the course style to every later matplotlib figure (call once per notebook).
 
@@ -163,6 +142,8 @@ def use_course_style() -> None:
     to their content, drawn at 2 device px per CSS px of the text column whatever their
     size in inches, as a 256-colour palette PNG (:func:`inline_png`).
     """
+    from .fonts import ensure_matplotlib_fonts
+
     ensure_matplotlib_fonts()
     mpl.rcParams.update(COURSE_RC)
     try:
