@@ -36,8 +36,6 @@ ZH_HTML = ROOT / "_build" / "html" / "zh"
 CACHE = ROOT / "_build" / ".jupyter_cache"
 #: What the execution could not translate (site/execute_notebooks.py writes it).
 MISSING = ROOT / "_build" / "i18n-missing.jsonl"
-#: The site's title in the Chinese edition (``title`` in _config.yml is the English one).
-TITLE_ZH = "位置编码：交互式教程"
 
 
 def _sphinx(builder: str, outdir: Path, doctrees: Path, overrides: dict | None = None,
@@ -250,6 +248,15 @@ def glossary_terms(glossary: Path = ROOT / "book" / "glossary.md") -> list[str]:
     return terms
 
 
+def site_title() -> str:
+    """The Chinese site's title: ``title`` of _config.yml as the first page's catalogue
+    translates it (the first page's heading is the same title)."""
+    import yaml
+
+    english = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["title"]
+    return catalogue("intro").get(english, english)
+
+
 def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
     """The Chinese site from the English build's jupyter-cache: no notebook is executed.
     Fails if an executed notebook drew a text that has no Chinese."""
@@ -268,7 +275,7 @@ def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
     words.write_text("".join(f"{t} 100000\n" for t in glossary_terms()), encoding="utf-8")
     _sphinx("html", staging, ROOT / "_build" / "zh" / ".doctrees", {
         "language": LANGUAGE,
-        "html_title": TITLE_ZH,
+        "html_title": site_title(),
         "html_search_options": {"dict": str(words)},
         "nb_execution_mode": "cache",
         "nb_execution_cache_path": str(cache),

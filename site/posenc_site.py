@@ -210,6 +210,27 @@ def language_switch(html: str, rel_path: str, language: str) -> str:
                         f'<link rel="alternate" hreflang="{tag}" href="{href}" />\n{_HEAD_END}', 1)
 
 
+_CAPTION = re.compile(r'(<span class="caption-text">)([^<]+)(</span>)')
+
+
+def toc_captions(app):
+    """The table of contents' part captions in the build's language: a function of the English
+    caption. They are messages of the root page's catalogue, and Sphinx translates them there,
+    but the theme draws every page's sidebar from the untranslated ``_toc.yml``."""
+    import gettext
+    import html as html_lib
+
+    if edition(app.config.language) == "en":
+        return lambda caption: caption
+    root = app.config.master_doc
+    found = [gettext.translation(root, str(Path(app.srcdir) / d), [app.config.language],
+                                 fallback=True) for d in app.config.locale_dirs]
+    # a folder without the catalogue gives a NullTranslations, which translates nothing
+    messages = next((m for m in found if type(m) is not gettext.NullTranslations), found[0])
+    return lambda caption: html_lib.escape(messages.gettext(html_lib.unescape(caption)),
+                                           quote=False)
+
+
 def _own_pages(outdir: Path, language: str):
     """The HTML pages of this build: the English build skips the other editions' folders."""
     others = [outdir / folder for key, (folder, _, _) in EDITIONS.items()
@@ -225,9 +246,11 @@ def _finish_pages(app, exception):
     outdir = Path(app.outdir)
     used: dict[Path, set[str]] = {}
     lang = "zh" if edition(app.config.language) == "zh_CN" else "en"
+    caption = toc_captions(app)
     for page in _own_pages(outdir, app.config.language):
         text = page.read_text(encoding="utf-8")
         new = keep_language(_FONTAWESOME_JS.sub("", text), lang)
+        new = _CAPTION.sub(lambda m: m.group(1) + caption(m.group(2)) + m.group(3), new)
         if page.name != "index.html" or page.parent != outdir:  # not the redirect
             new = language_switch(new, page.relative_to(outdir).as_posix(),
                                   app.config.language)

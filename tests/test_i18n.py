@@ -211,3 +211,13 @@ def test_chinese_beside_math_and_on_tick_labels_has_every_glyph(caplog):
     fig.canvas.draw()
     assert [t.get_text() for t in ax.get_yticklabels()] == ["learned", "sinusoidal"]
     plt.close(fig)
+
+
+def test_the_quiz_script_speaks_the_pages_language():
+    from posenc.course.selfcheck import QUIZ_UI, quiz_html
+
+    _, english = quiz_html("06_alibi", "en")
+    _, chinese = quiz_html("06_alibi", "zh")
+    assert all(ui in english for ui in QUIZ_UI[:1])  # the script still writes them
+    assert [ui for ui in QUIZ_UI if ui in chinese] == []
+    assert all(i18n.leftover_english(i18n.translate(ui, "zh")) == [] for ui in QUIZ_UI)

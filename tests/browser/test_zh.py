@@ -88,3 +88,9 @@ def test_chinese_download_is_the_chinese_notebook(base_url):
     assert [c["source"] for c in english["cells"] if c["cell_type"] == "code"] == \
         [c["source"] for c in nb["cells"] if c["cell_type"] == "code"
          and c.get("id") != "posenc-zh"]
+
+
+def test_chinese_sidebar_names_the_parts_in_chinese():
+    html = (SITE / "zh" / "book" / "04_rope.html").read_text(encoding="utf-8")
+    captions = re.findall(r'<span class="caption-text">([^<]+)</span>', html)
+    assert len(captions) >= 3 and all(CJK.search(c) for c in captions), captions

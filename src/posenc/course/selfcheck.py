@@ -14,6 +14,7 @@ does, or compute a value from the chapter's formula.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 
@@ -732,6 +733,11 @@ def correct_answer(question: dict):
     raise ValueError("question has no correct answer")
 
 
+#: What jupyterquiz's script itself writes on the page (a label, default feedback).
+QUIZ_UI = ("Type numeric answer here:", "Type your answer here:", "Correct!",
+           "Incorrect -- try again.", "Incorrect. Try again.")
+
+
 def translated_questions(chapter: str, lang: str = "en") -> list[dict]:
     """:func:`questions` with every question, answer and feedback in ``lang``
     (:func:`posenc.course.i18n.translate`)."""
@@ -776,6 +782,8 @@ def quiz_html(chapter: str, lang: str = "en") -> tuple[str, str]:
             f"{build_styles(div_id, QUIZ_COLORS)}<style>{css}</style>")
     script = re.sub(r"script\.src\s*=\s*'[^']*';", "return;", build_script(prefix, static, url,
                                                                         div_id, True))
+    for ui in QUIZ_UI if lang != "en" else ():  # jupyterquiz's own words, in its script
+        script = script.replace(json.dumps(ui), json.dumps(translate(ui, lang), ensure_ascii=False))
     script = ("(function (MathJax) {\n" + script + "\n})(typeof MathJax !== 'undefined' && "
               "typeof MathJax.typeset === 'function' ? MathJax : undefined);\n")
     return html, script
