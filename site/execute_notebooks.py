@@ -37,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "_build" / ".jupyter_cache"
 #: Each notebook's execution seconds in the last run: the next run starts the longest first.
 TIMES = ROOT / "_build" / "notebook-seconds.json"
+#: The same, as measured when it was committed: a fresh clone's first build orders by it.
+COMMITTED_TIMES = ROOT / "site" / "notebook-seconds.json"
 #: The texts the last execution could not translate (``posenc.course.i18n.MISSING_ENV``).
 MISSING = ROOT / "_build" / "i18n-missing.jsonl"
 #: Seconds a cell may run (``execute.timeout`` in _config.yml).
@@ -74,7 +76,8 @@ def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2,
     todo = [r for r in records if _uncached(cache, r.pk)]
     # longest first (by the last run's times, kept beside the cache), so that no core
     # waits alone on one long notebook at the end
-    last = json.loads(TIMES.read_text()) if TIMES.exists() else {}
+    times = TIMES if TIMES.exists() else COMMITTED_TIMES
+    last = json.loads(times.read_text()) if times.exists() else {}
     todo.sort(key=lambda r: -last.get(Path(r.uri).name, Path(r.uri).stat().st_size / 1e4))
     # each kernel gets one core's worth of threads: two kernels share the two cores
     os.environ["OMP_NUM_THREADS"] = "1"
