@@ -38,10 +38,10 @@ from sitecheck import (
 # entry: a regex and why it is harmless. (Thebe's duplicated script and the theme-mode
 # message were fixed in site/posenc_site.py and _config.yml.)
 CONSOLE_ALLOWLIST: list[tuple[str, str]] = [
-    (r"^Failed to load resource: .* 404 .*\[http://127\.0\.0\.1:\d+/basic\.css\]$",
+    (r"^Failed to load resource: .* 404 .*\[http://127\.0\.0\.1:\d+/(zh/)?basic\.css\]$",
      "axe-core, not the page: its CSSOM preload resolves the theme's `@import \"../basic.css\"` "
-     "(in _static/styles/theme.css) against the page's folder instead of the stylesheet's; "
-     "a reader's browser loads _static/basic.css"),
+     "(in _static/styles/theme.css) against the page's folder instead of the stylesheet's "
+     "(zh/basic.css for the Chinese pages); a reader's browser loads _static/basic.css"),
 ]
 
 SLIDER_BUDGET_MS = 50
