@@ -287,6 +287,7 @@ def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(staging, outdir)
+    print(f"The Chinese edition is in {outdir.relative_to(ROOT)}.")
 
 
 def _redirect(outdir: Path) -> None:
