@@ -89,7 +89,8 @@ translations: $(STAMP)
 	$(BIN)/python site/i18n.py update
 	-$(BIN)/python site/i18n.py check
 
-unit: $(STAMP)
+# fonts: the unit tests draw Chinese figures (tests/test_i18n.py)
+unit: $(STAMP) fonts
 	$(BIN)/python -m pytest tests -q --ignore=tests/browser --ignore=tests/local
 
 # nbval runs every cell of every notebook; cells tagged nbval-check-output must print
@@ -125,7 +126,7 @@ browser: $(STAMP) chromium
 
 # The reader's local path: JupyterLab in a browser (tests/local/test_lab.py) and a downloaded
 # chapter run outside the repository after the documented one-line install.
-local: $(STAMP) chromium
+local: $(STAMP) chromium fonts
 	$(BIN)/python -m pytest tests/local -q
 
 # Stages that do not need each other run side by side on the machine's two cores: the unit
@@ -134,6 +135,9 @@ local: $(STAMP) chromium
 # page's checks on one of them (they share the page's visit: tests/browser/conftest.py);
 # last, alone, the timing budgets.
 test: lint
+	@# what apt installs, one after the other (two apt-gets at once would fight over its lock)
+	$(MAKE) --no-print-directory chromium
+	$(MAKE) --no-print-directory fonts
 	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j3 --output-sync=target \
 		unit notebooks local
 	$(MAKE) --no-print-directory -o $(STAMP) book
