@@ -39,7 +39,7 @@ MISSING = ROOT / "_build" / "i18n-missing.jsonl"
 
 
 def _sphinx(builder: str, outdir: Path, doctrees: Path, overrides: dict | None = None,
-            quiet: bool = True, jobs: int = 1) -> None:
+            quiet: bool = True) -> None:
     """One Sphinx build of the book with Jupyter Book 1's configuration (``_config.yml``,
     ``_toc.yml``) and ``overrides``; raises if it fails or warns (``-W``)."""
     from jupyter_book.sphinx import build_sphinx
@@ -50,8 +50,7 @@ def _sphinx(builder: str, outdir: Path, doctrees: Path, overrides: dict | None =
         path_config=str(ROOT / "_config.yml"), use_external_toc=True,
         confoverrides={"external_toc_path": str(ROOT / "_toc.yml"),
                        "latex_individualpages": False, **(overrides or {})},
-        noconfig=True, warningiserror=True, keep_going=True, quiet=quiet, freshenv=True,
-        jobs=jobs)
+        noconfig=True, warningiserror=True, keep_going=True, quiet=quiet, freshenv=True)
     if result:
         raise SystemExit(f"sphinx {builder} build failed ({result})")
 
@@ -186,8 +185,12 @@ def translate_markdown(source: str, messages: dict[str, str]) -> str:
 
 def chinese_notebook(path: Path, messages: dict[str, str]) -> dict:
     """The notebook at ``path`` with its Markdown in Chinese and :data:`ZH_SETUP` after its
-    header cell (code cells are the English ones: the same code for both editions)."""
+    header cell, the one that checks for the library (code cells are the English ones: the
+    same code for both editions)."""
     import json
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from notebooks import CHECK_ID  # the header cell's id, as tools/notebooks.py writes it
 
     nb = json.loads(path.read_text(encoding="utf-8"))
     cells = []
@@ -196,8 +199,7 @@ def chinese_notebook(path: Path, messages: dict[str, str]) -> dict:
             text = translate_markdown("".join(cell["source"]), messages)
             cell = dict(cell, source=text.splitlines(keepends=True))
         cells.append(cell)
-        if cell["cell_type"] == "code" and "import posenc" in "".join(cell["source"]) \
-                and ZH_SETUP not in [("".join(c["source"])) for c in nb["cells"]]:
+        if cell.get("id") == CHECK_ID:
             cells.append({"cell_type": "code", "execution_count": None, "id": "posenc-zh",
                           "metadata": {"tags": ["remove-cell"]}, "outputs": [],
                           "source": ZH_SETUP.splitlines(keepends=True)})
@@ -282,22 +284,11 @@ def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
         # a notebook missing from the cache must fail, never run here
         "nb_execution_raise_on_error": True,
     }, quiet=False)
-    _redirect(staging)
     write_chinese_notebooks(staging / "_sources")
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(staging, outdir)
     print(f"The Chinese edition is in {outdir.relative_to(ROOT)}.")
-
-
-def _redirect(outdir: Path) -> None:
-    """``zh/index.html``: to the first page, as Jupyter Book writes the root's."""
-    import yaml
-
-    first = yaml.safe_load((ROOT / "_toc.yml").read_text())["root"]
-    (outdir / "index.html").write_text(
-        '<link rel="icon" href="_static/favicon.svg" />\n'
-        f'<meta http-equiv="Refresh" content="0; url={first}.html" />\n', encoding="utf-8")
 
 
 def main(argv=None) -> int:

@@ -19,6 +19,8 @@ import shutil
 import threading
 from pathlib import Path
 
+import posenc_site  # the site's editions (site/ is on the path wherever this is imported)
+
 ROOT = Path(__file__).resolve().parents[1]
 SITE = Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
 SCREENSHOTS = SITE.parent / "screenshots"
@@ -84,8 +86,8 @@ def chromium():
             browser.close()
 
 
-#: The site's editions: English at the root, Chinese under zh/ (site/i18n.py).
-EDITIONS = ("", "zh/")
+#: The site's editions' folders: English at the root, Chinese under zh/ (site/i18n.py).
+EDITIONS = tuple(folder for folder, _name, _tag in posenc_site.EDITIONS.values())
 
 
 def content_pages(root: Path = SITE, editions=EDITIONS) -> list[str]:

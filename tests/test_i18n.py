@@ -14,9 +14,10 @@ import pytest  # noqa: E402
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from test_figures_legibility import SLIDER_FIGURES  # noqa: E402
+from test_figures_not_clipped import _check as check_not_clipped  # noqa: E402
 
 from posenc.course import i18n  # noqa: E402
-from posenc.course.figures.style import COURSE_RC, FRAME_DPI, clipped_texts, frame_geometry  # noqa: E402
+from posenc.course.figures.style import COURSE_RC, FRAME_DPI  # noqa: E402
 from posenc.course.selfcheck import CHAPTERS, translated_questions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,15 +100,12 @@ def test_a_chinese_font_is_installed_for_the_figures():
 @pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES,
                          ids=[d.__name__ for d, _, _ in SLIDER_FIGURES])
 def test_chinese_slider_figures_keep_all_their_text(draw, values, figsize):
-    """Chinese labels are as uncut as English ones (see test_figures_not_clipped.py)."""
+    """Chinese labels are as uncut as English ones (test_figures_not_clipped.py's check)."""
     with plt.rc_context(COURSE_RC):
         fig = plt.figure(figsize=figsize, dpi=FRAME_DPI)
         draw(fig, **values)
         with i18n.translated_figure(fig, "zh"):
-            bbox, dpi = frame_geometry(fig, width_px=round(figsize[0] * FRAME_DPI))
-            cut = clipped_texts(fig, bbox, dpi)
-        plt.close(fig)
-    assert cut == []
+            check_not_clipped(fig, round(figsize[0] * FRAME_DPI))
 
 
 @pytest.mark.parametrize("chapter", sorted(CHAPTERS))

@@ -38,16 +38,16 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+from matplotlib.ticker import Formatter
+
 from .figures.fonts import CJK_FONTS, cjk_font
 
-__all__ = ["LANGUAGES", "HTML_LANG", "BUILD_ENV", "LANGUAGE_ENV", "MISSING_ENV", "CJK_FONTS",
+__all__ = ["LANGUAGES", "BUILD_ENV", "LANGUAGE_ENV", "MISSING_ENV", "CJK_FONTS",
            "set_language", "language", "output_languages", "translate", "leftover_english",
            "marked", "keep_language", "translated_figure", "cjk_font"]
 
 #: The course's languages: English (the source) and Simplified Chinese.
 LANGUAGES = ("en", "zh")
-#: Each language's HTML ``lang`` tag.
-HTML_LANG = {"en": "en", "zh": "zh-CN"}
 #: ``"en,zh"`` in the site's build: every output carries both languages.
 BUILD_ENV = "POSENC_LANGUAGES"
 #: The one language a notebook draws in when run on its own (default ``en``).
@@ -222,45 +222,30 @@ def _mixed_rc(font: str) -> dict:
             "mathtext.fallback": "stixsans"}
 
 
-def _translated_ticks_class():
-    from matplotlib.ticker import Formatter
+class _TranslatedTicks(Formatter):
+    """An axis formatter that writes what ``inner`` writes, in ``lang``."""
 
-    class TranslatedTicks(Formatter):
-        """An axis formatter that writes what ``inner`` writes, in ``lang``."""
+    def __init__(self, inner, lang):
+        self.inner, self.lang = inner, lang
 
-        def __init__(self, inner, lang):
-            self.inner, self.lang = inner, lang
+    def set_axis(self, axis):
+        super().set_axis(axis)
+        self.inner.set_axis(axis)
 
-        def set_axis(self, axis):
-            super().set_axis(axis)
-            self.inner.set_axis(axis)
+    def set_locs(self, locs):
+        self.inner.set_locs(locs)
 
-        def set_locs(self, locs):
-            self.inner.set_locs(locs)
+    def format_ticks(self, values):
+        return [translate(s, self.lang) for s in self.inner.format_ticks(values)]
 
-        def format_ticks(self, values):
-            return [translate(s, self.lang) for s in self.inner.format_ticks(values)]
+    def __call__(self, x, pos=None):
+        return translate(self.inner(x, pos), self.lang)
 
-        def __call__(self, x, pos=None):
-            return translate(self.inner(x, pos), self.lang)
+    def get_offset(self):
+        return translate(self.inner.get_offset(), self.lang)
 
-        def get_offset(self):
-            return translate(self.inner.get_offset(), self.lang)
+    def format_data(self, value):
+        return self.inner.format_data(value)
 
-        def format_data(self, value):
-            return self.inner.format_data(value)
-
-        def format_data_short(self, value):
-            return self.inner.format_data_short(value)
-
-    return TranslatedTicks
-
-
-def _TranslatedTicks(inner, lang):  # noqa: N802 - a class, made on first use (no matplotlib at import)
-    global _TRANSLATED_TICKS
-    if _TRANSLATED_TICKS is None:
-        _TRANSLATED_TICKS = _translated_ticks_class()
-    return _TRANSLATED_TICKS(inner, lang)
-
-
-_TRANSLATED_TICKS = None
+    def format_data_short(self, value):
+        return self.inner.format_data_short(value)
