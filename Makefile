@@ -25,7 +25,7 @@ STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: help book book-cached test lint unit notebooks golden browser chromium fonts lab git-filter local bench clean translations
+.PHONY: help book execute book-cached test lint unit notebooks golden browser chromium fonts lab git-filter local bench clean translations
 
 help:
 	@echo "make book         build the site into _build/html (every notebook executed)"
@@ -55,8 +55,7 @@ $(STAMP): requirements.txt pyproject.toml site/jupyterlab/posenc-course.json
 # Then the Chinese edition into _build/html/zh (site/i18n.py): from the same execution, no
 # kernel runs again; it fails on any figure or question text that has no Chinese.
 CACHED_CONFIG := .config_cached.yml
-book: $(STAMP) fonts
-	$(BIN)/python site/execute_notebooks.py --fresh
+book: $(STAMP) fonts execute
 	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > $(CACHED_CONFIG)
 	@# --all: every page is written again from the new outputs (Sphinx would keep the pages
 	@# of notebooks whose source did not change)
@@ -67,6 +66,10 @@ book: $(STAMP) fonts
 	@echo "The site is in _build/html (the Chinese edition in _build/html/zh):"
 	@echo "open file://$(CURDIR)/_build/html/index.html"
 	@echo "or serve it: $(BIN)/python -m http.server -d _build/html 8000"
+
+# Every notebook executed afresh into the build's execution cache (make book's first step)
+execute: $(STAMP) fonts
+	$(BIN)/python site/execute_notebooks.py --fresh
 
 # Same build, but notebooks are re-executed only when their code cells changed.
 # Caveat: an edit to src/posenc does NOT re-run the notebooks; use `make book` for that.
@@ -130,17 +133,18 @@ local: $(STAMP) chromium fonts
 	$(BIN)/python -m pytest tests/local -q
 
 # Stages that do not need each other run side by side on the machine's two cores: the unit
-# tests, nbval and the reader's local path (which waits on pip and JupyterLab much of its
-# time) first; then the -W build; then the browser suite on two pytest-xdist workers, each
-# page's checks on one of them (they share the page's visit: tests/browser/conftest.py);
+# tests, nbval, the reader's local path (which waits on pip and JupyterLab much of its time)
+# and the build's notebook execution (make book's first step); then the two editions' -W
+# Sphinx builds from that execution; then the browser suite on two pytest-xdist workers,
+# each page's checks on one of them (they share the page's visit: tests/browser/conftest.py);
 # last, alone, the timing budgets.
 test: lint
 	@# what apt installs, one after the other (two apt-gets at once would fight over its lock)
 	$(MAKE) --no-print-directory chromium
 	$(MAKE) --no-print-directory fonts
-	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j3 --output-sync=target \
-		unit notebooks local
-	$(MAKE) --no-print-directory -o $(STAMP) book
+	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j4 --output-sync=target \
+		unit notebooks local execute
+	$(MAKE) --no-print-directory -o $(STAMP) -o execute book
 	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) browser \
 		BROWSER_ARGS="-m 'not budget' -n 2 --dist loadgroup"
 	$(MAKE) --no-print-directory -o $(STAMP) browser BROWSER_ARGS="-m budget"

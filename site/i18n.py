@@ -259,6 +259,28 @@ def site_title() -> str:
     return catalogue("intro").get(english, english)
 
 
+def _quick_chinese_search():
+    """Sphinx 7.4's Chinese search language with its record of Latin words as a set.
+
+    ``SearchChinese.split`` appends every Latin word it meets to a list and ``stem`` looks
+    each word up in it: quadratic in the site's text, 8 s of the Chinese build's 34 s for
+    22,789 words. A set holds the same words, so the index is the same."""
+    from sphinx.search.zh import JIEBA, SearchChinese
+
+    class QuickSearchChinese(SearchChinese):
+        def init(self, options: dict[str, str]) -> None:
+            super().init(options)
+            self.latin_terms = set()  # the class's list is shared by every instance, too
+
+        def split(self, input: str) -> list[str]:
+            chinese = list(__import__("jieba").cut_for_search(input)) if JIEBA else []
+            latin = [term.strip() for term in self.latin1_letters.findall(input)]
+            self.latin_terms.update(latin)
+            return chinese + latin
+
+    return QuickSearchChinese
+
+
 def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
     """The Chinese site from the English build's jupyter-cache: no notebook is executed.
     Fails if an executed notebook drew a text that has no Chinese."""
@@ -275,6 +297,9 @@ def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
     words = ROOT / "_build" / "zh" / "search-words.txt"  # jieba's user dictionary
     words.parent.mkdir(parents=True, exist_ok=True)
     words.write_text("".join(f"{t} 100000\n" for t in glossary_terms()), encoding="utf-8")
+    import sphinx.search
+
+    sphinx.search.languages["zh"] = _quick_chinese_search()
     _sphinx("html", staging, ROOT / "_build" / "zh" / ".doctrees", {
         "language": LANGUAGE,
         "html_title": site_title(),

@@ -338,20 +338,26 @@ JS_MARK_CODE_SAMPLES = """
 """.replace("SAMPLE", SAMPLE)
 
 
-def axe_violations(page, contrast_only: bool = False) -> list[dict]:
+def axe_violations(page, structure: bool = True, contrast: bool = True) -> list[dict]:
     """axe-core's violations on ``page``: every rule on the whole page, except that colour
     contrast inside code blocks is measured on one span per distinct look
-    (:data:`JS_MARK_CODE_SAMPLES`) instead of on every span. ``contrast_only``: the colour
-    rule alone (what a second colour scheme of the same page can change)."""
+    (:data:`JS_MARK_CODE_SAMPLES`) instead of on every span. ``structure=False`` leaves out
+    every rule but the colour rule (what a second colour scheme of the same page can
+    change); ``contrast=False`` leaves out the colour rule (a second edition of the page:
+    the same stylesheet and colours, other words)."""
     from axe_playwright_python.sync_playwright import Axe
 
+    if not (structure or contrast):
+        raise ValueError("axe_violations needs structure or contrast (or both) to be True")
     axe = Axe()
     page.evaluate(axe.axe_script)
-    page.evaluate(JS_MARK_CODE_SAMPLES)
     violations = []
-    if not contrast_only:
+    if structure:
         violations += page.evaluate("""() => axe.run(document, {resultTypes: ['violations'],
             rules: {'color-contrast': {enabled: false}}}).then(r => r.violations)""")
+    if not contrast:
+        return violations
+    page.evaluate(JS_MARK_CODE_SAMPLES)
     # the deepest include or exclude around a node decides: the samples are in, the rest
     # of each <pre> is out
     violations += page.evaluate(f"""() => axe.run(

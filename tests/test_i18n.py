@@ -219,3 +219,22 @@ def test_the_quiz_script_speaks_the_pages_language():
     assert all(ui in english for ui in QUIZ_UI[:1])  # the script still writes them
     assert [ui for ui in QUIZ_UI if ui in chinese] == []
     assert all(i18n.leftover_english(i18n.translate(ui, "zh")) == [] for ui in QUIZ_UI)
+
+
+def test_the_quick_chinese_search_indexes_as_sphinx_does():
+    """site/i18n.py's search language (Latin words kept in a set) splits and stems every
+    text as Sphinx's own SearchChinese does, fed the same texts in the same order."""
+    from sphinx.search.zh import SearchChinese
+
+    texts = ["RoPE 旋转位置编码 rotates pairs; ALiBi 的斜率 slopes", "外推 extrapolation ALiBi",
+             "the base 10000 and d_model", "NTK-aware 插值 interpolation, YaRN 温度 Abc",
+             "ies 与 ais"]  # Latin words whose stems are short: kept whole, as Sphinx does
+    sphinx_own, quick = SearchChinese({}), site_i18n._quick_chinese_search()({})
+    sphinx_own.latin_terms = []  # the class's list is shared: start from an empty one
+    for text in texts:
+        words = sphinx_own.split(text)
+        assert quick.split(text) == words
+        assert [quick.stem(w) for w in words] == [sphinx_own.stem(w) for w in words]
+    assert quick.latin_terms == set(sphinx_own.latin_terms)
+    assert quick.stem("ies") == "ies" and quick.stem("ais") == "ais"
+    assert site_i18n._quick_chinese_search()({}).latin_terms == set()  # none shared

@@ -70,19 +70,12 @@ def visit(browser, base_url):
 
 @pytest.fixture(scope="module")
 def reader(browser, base_url, page_path):
-    """One light-theme visit of ``page_path`` shared by the page's checks, in the order the
+    """One visit of ``page_path`` (its system asks for the light theme until a check asks
+    otherwise: ``test_site._in_theme``) shared by the page's checks, in the order the
     test module defines them (pytest groups a module-scoped parameter's tests together): the
     read-only checks first, then the ones that move sliders, answer questions, reveal
     solutions and, last, switch the theme. A fresh page per check cost ~2 s each."""
     v = Visit(browser, base_url, page_path)
-    yield v
-    v.close()
-
-
-@pytest.fixture(scope="module")
-def night_reader(browser, base_url, page_path):
-    """The same, for a reader whose system asks for the dark theme."""
-    v = Visit(browser, base_url, page_path, color_scheme="dark")
     yield v
     v.close()
 
