@@ -157,3 +157,19 @@ def test_slopes_order_for_six_heads_is_the_official_one_not_sorted():
     assert "largest first" not in alibi_slopes.__doc__.split("\n")[0]
     for n in (1, 2, 4, 8, 16):  # sorted exactly when n is a power of two
         assert list(alibi_slopes(n)) == sorted(alibi_slopes(n), reverse=True)
+
+
+@given(st.integers(1, 256))
+def test_the_gentlest_slope_is_one_over_256_for_any_head_count(n):
+    """Chapter 6: the slopes' range ends at 1/256 whatever the number of heads."""
+    assert alibi_slopes(n).min() == pytest.approx(2.0**-8, rel=1e-12)
+
+
+@given(st.integers(0, 7))
+def test_more_heads_start_steeper_and_sit_closer_together(k):
+    """Chapter 6: doubling the heads (powers of two) raises the steepest slope and shrinks
+    the ratio between neighbouring slopes."""
+    few, many = alibi_slopes(2**k), alibi_slopes(2 ** (k + 1))
+    assert many.max() > few.max()
+    ratio = lambda s: np.max(np.sort(s)[1:] / np.sort(s)[:-1]) if len(s) > 1 else np.inf  # noqa: E731
+    assert ratio(many) < ratio(few)

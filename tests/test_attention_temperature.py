@@ -60,3 +60,22 @@ def test_meta_device():
 def test_bad_arguments(kw, match):
     with pytest.raises((ValueError, TypeError), match=match):
         attention_temperature(**kw)
+
+
+@given(st.integers(0, 2**22), st.lists(st.floats(-5, 5), min_size=2, max_size=16))
+def test_the_factor_sharpens_the_softmax(p, scores):
+    """Chapter 14: the factor multiplies the scores, so at or above 1 it is an inverse
+    temperature: the softmax's entropy never rises (and falls once the factor exceeds 1,
+    unless every score is the same)."""
+    s = np.array(scores)
+    tau = float(attention_temperature(p))
+
+    def entropy(x):
+        w = np.exp(x - x.max())
+        w /= w.sum()
+        return -(w * np.log(np.maximum(w, 1e-300))).sum()
+
+    assert tau >= 1.0
+    assert entropy(tau * s) <= entropy(s) + 1e-12
+    if tau > 1.0 and np.ptp(s) > 1e-3:
+        assert entropy(tau * s) < entropy(s)
