@@ -4,9 +4,8 @@
 
 Clones the repository's committed HEAD into a temporary folder (no .venv, no _build),
 runs ``.ci/run`` there and times each line of its output, so the stages can be read off
-the Makefile's own commands: creating .venv, lint, unit tests + nbval + the local path + the
-build's notebook execution side by side, the two editions' -W Sphinx builds, the browser
-suite, the timing budgets. The load average before and
+the Makefile's own commands: creating .venv, lint, unit tests + nbval + the local path side
+by side, the -W build of both editions, the browser suite, the timing budgets. The load average before and
 after goes beside the times: on a shared machine they are upper bounds.
 Issue 21's budget: <= 12 min on this project's 2-core machine.
 """
@@ -26,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STAGES = {
     "venv": "-m venv",
     "lint": "ruff check",
-    "unit + nbval + local + execution": "unit notebooks local",
-    "build": "-o execute book",
+    "unit + nbval + local": "unit notebooks local",
+    "build": "site/execute_notebooks.py --fresh",
     "browser": "-m 'not budget'",
     "budgets": "-m budget",
 }
