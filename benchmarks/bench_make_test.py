@@ -5,8 +5,11 @@
 Clones the repository's committed HEAD into a temporary folder (no .venv, no _build),
 runs ``.ci/run`` there and times each line of its output, so the stages can be read off
 the Makefile's own commands: creating .venv, lint, unit tests + nbval + the local path side
-by side, the -W build of both editions, the browser suite, the timing budgets. The load average before and
-after goes beside the times: on a shared machine they are upper bounds.
+by side, the -W build of both editions, the browser suite, the timing budgets. The load
+average before and after goes beside the times: on a shared machine they are upper bounds.
+Beside each stage's wall time goes the CPU time the whole machine spent while it ran
+(``/proc/stat``, where there is one): on a quiet machine, that stage's CPU-seconds, to set
+against the cores' capacity.
 Issue 21's budget: <= 12 min on this project's 2-core machine.
 """
 
@@ -32,6 +35,17 @@ STAGES = {
 }
 
 
+def busy_cpu_seconds() -> float | None:
+    """CPU-seconds the machine has spent busy since boot (all cores), or None without
+    ``/proc/stat``."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def run(repo: Path, log: Path) -> dict:
     """Clone ``repo`` and run its CI (its output, time-stamped, into ``log``);
     ``{"seconds", "stages", "returncode", "load"}``."""
@@ -41,6 +55,7 @@ def run(repo: Path, log: Path) -> dict:
         load_before = os.getloadavg()
         t0 = time.monotonic()
         starts: dict[str, float] = {}
+        busy_at: dict[str, float | None] = {}
         with subprocess.Popen(["bash", ".ci/run"], cwd=clone, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True,
                               env={**os.environ, "CI": "true"}) as proc, \
@@ -50,12 +65,20 @@ def run(repo: Path, log: Path) -> dict:
                 for stage, marker in STAGES.items():
                     if stage not in starts and marker in line:
                         starts[stage] = time.monotonic() - t0
+                        busy_at[stage] = busy_cpu_seconds()
         total = time.monotonic() - t0
+        busy_end = busy_cpu_seconds()
     ordered = sorted(starts.items(), key=lambda kv: kv[1])
     ends = [t for _, t in ordered[1:]] + [total]
+    busy_ends = [busy_at[name] for name, _ in ordered[1:]] + [busy_end]
+    cpu = {name: round(end - busy_at[name], 1)
+           for (name, _), end in zip(ordered, busy_ends, strict=True)
+           if end is not None and busy_at[name] is not None}
     return {"seconds": round(total, 1), "returncode": proc.returncode,
+            "cores": os.cpu_count(),
             "stages": {name: round(end - start, 1)
                        for (name, start), end in zip(ordered, ends, strict=True)},
+            "busy_cpu_seconds": cpu,
             "load": {"before": load_before, "after": os.getloadavg()}}
 
 
