@@ -98,12 +98,12 @@ def fire_fit_targets(n: int = 128) -> dict[str, np.ndarray]:
     return {"ALiBi-like": -d / 8.0, "T5-like": -buckets / 4.0}
 
 
-def fire_fits(steps=(0, 50, 200, 500), n: int = 128) -> dict[str, dict]:
+def fire_fits(steps=(0, 50, 200, 1000), n: int = 128, seed: int = 0) -> dict[str, dict]:
     """:func:`posenc.nn.fire.fit_fire` on each of :func:`fire_fit_targets`, with the fit
-    kept at each of ``steps`` (fixed seed: the same numbers on every build)."""
+    kept at each of ``steps`` (``seed``: the fit's initial weights)."""
     from ...nn.fire import fit_fire  # torch only when fitting
 
-    return {name: fit_fire(target, steps=max(steps), snapshots=tuple(steps))
+    return {name: fit_fire(target, steps=max(steps), snapshots=tuple(steps), seed=seed)
             for name, target in fire_fit_targets(n).items()}
 
 

@@ -117,11 +117,16 @@ def draw_temperature(fig, gap: float, attn_scale: float = 0.1, floor_scale: int 
 # --- (c) attention sinks, live from a tiny model ------------------------------------------
 
 def train_sink_model(corpus, *, steps: int = 200, length: int = 64, batch_size: int = 16,
-                     seed: int = 0, checkpoints=(0, 50, 100, 200), eval_batch: int = 16):
+                     seed: int = 0, checkpoints=(0, 50, 100, 200), eval_batch: int = 16,
+                     sinks: bool = True):
     """Train a 2-layer :class:`~posenc.model.TinyLM` with the ``gpt_oss`` pattern (a banded
     RoPE layer, then a full one, learned sinks in both) on bytes of ``corpus.train``,
     AdamW at 3e-3, ``length``-byte windows. At each step in ``checkpoints`` it records, on a
     fixed held-out batch, :func:`first_token_mass`. Returns ``{step: stats}``.
+
+    ``sinks=False`` is the control: the same model, seed and batches with the sink logits
+    removed (they start at zero and draw nothing from the random stream, so every other
+    weight starts the same).
     """
     import torch
 
@@ -131,6 +136,11 @@ def train_sink_model(corpus, *, steps: int = 200, length: int = 64, batch_size: 
     steps, length = check_int("steps", steps), check_int("length", length)
     torch.manual_seed(seed)
     model = TinyLM(TinyLMConfig(pattern="gpt_oss", num_layers=2, pattern_length=length))
+    if not isinstance(sinks, bool):
+        raise TypeError(f"sinks must be True or False, got {sinks!r}")
+    if not sinks:
+        for block in model.blocks:
+            block.attn.sinks = None
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     train_gen = torch.Generator().manual_seed(seed)
     held, _ = random_windows(corpus.heldout, eval_batch, length,

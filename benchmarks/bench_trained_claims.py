@@ -1,0 +1,56 @@
+"""Every trained claim (posenc.course.trained_claims) over more seeds and every CPU kernel.
+
+    .venv/bin/python benchmarks/bench_trained_claims.py [--offsets 0 1 2 3 4 5] [--output FILE]
+
+The test (tests/test_trained_claims.py) runs 7 (kernel, seed) pairs to stay cheap; this runs
+the whole grid, each kernel in its own process (torch reads ATEN_CPU_CAPABILITY when it
+loads), and prints, per clause, on how many (kernel, seed) pairs it held. Issue 32.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ("default", "avx2", None)  # None: the machine's own
+
+
+def run(capability, offsets):
+    env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+    env["OMP_NUM_THREADS"] = "1"
+    if capability:
+        env["ATEN_CPU_CAPABILITY"] = capability
+    out = subprocess.run([sys.executable, "-m", "posenc.course.trained_claims", "--json",
+                          "--offsets", *map(str, offsets)], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--offsets", type=int, nargs="+", default=list(range(6)))
+    parser.add_argument("--output", default=str(ROOT / "benchmarks/results/trained_claims.json"))
+    args = parser.parse_args()
+    with ThreadPoolExecutor(2) as pool:  # two at a time: the machine's two cores
+        results = list(pool.map(lambda k: run(k, args.offsets), KERNELS))
+    Path(args.output).write_text(json.dumps(results, indent=1) + "\n")
+    print("kernels:", ", ".join(r["capability"] for r in results), "| seeds (offsets):",
+          args.offsets)
+    for name in results[0]["claims"]:
+        print(f"{name} ({', '.join(str(r['seconds'][name]) + ' s' for r in results)}):")
+        for clause in next(iter(results[0]["claims"][name].values())):
+            cells = [(r["capability"], seed, v[clause]) for r in results
+                     for seed, v in r["claims"][name].items()]
+            misses = [f"{k} seed {s}" for k, s, ok in cells if not ok]
+            print(f"  {len(cells) - len(misses)}/{len(cells)}  {clause}"
+                  + (f"  (fails: {', '.join(misses)})" if misses else ""))
+
+
+if __name__ == "__main__":
+    main()
