@@ -3,11 +3,10 @@
 namespace. Issue 19: after the chapter registers its own ``logdist`` method, the cost
 exercise's solution crashed; a method without a cost formula is now measured."""
 
-import json
-import re
 from pathlib import Path
 
 import matplotlib
+import notebooks
 import pytest
 
 import posenc.experiments.extrapolation as extrapolation
@@ -16,28 +15,21 @@ from posenc.nn import POSITIONS
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
-SOLUTION = re.compile(r"````\{solution\}.*?```python\n(.*?)```", re.S)
 
 
 def chapter_code(path: Path) -> list[str]:
-    """The chapter's code, in reading order: code cells, and each solution's Python."""
-    code = []
-    for cell in json.loads(path.read_text())["cells"]:
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "code":
-            code.append(source)
-        else:
-            code.extend(SOLUTION.findall(source))
-    return code
+    """The chapter's code, in reading order: code cells, and each solution's Python (as
+    tools/notebooks.py stages them for nbval)."""
+    nb = notebooks.read_notebook(path)
+    notebooks.add_solution_cells(nb, path.name)
+    return [cell.source for cell in nb.cells if cell.cell_type == "code"]
 
 
 def test_chapter_8_runs_top_to_bottom_solutions_included(monkeypatch, tmp_path):
     matplotlib.use("Agg")
     code = chapter_code(BOOK / "08_side_by_side.ipynb")
-    solutions = sum(len(SOLUTION.findall("".join(c["source"])))
-                    for c in json.loads((BOOK / "08_side_by_side.ipynb").read_text())["cells"]
-                    if c["cell_type"] == "markdown")
-    assert solutions == 3  # the three exercises' solutions are in `code`
+    solutions = notebooks.solutions(notebooks.read_notebook(BOOK / "08_side_by_side.ipynb"))
+    assert len(solutions) == 3 and all(sol in code for _, _, sol in solutions)  # all three run
     real = extrapolation.run_experiment
 
     def shrunk(config, **kwargs):  # the chapter trains for minutes: a few steps suffice here

@@ -208,3 +208,40 @@ def test_check_passes_on_a_clean_copy(tmp_path):
     path.write_text(STRIPPED.read_text())
     assert problems(path, with_questions=True) == []
     assert notebooks.main(["check", str(path)]) == 0
+
+
+# ---------------------------------------------------------------- solutions (issue 32)
+
+
+def test_every_solution_runs_under_nbval_or_is_named_with_why():
+    """Each chapter's staged copy gets one code cell per solution with Python, right after
+    the markdown cell that holds it; the only ones left out are named with a reason."""
+    total, skipped = 0, []
+    for path in notebooks.chapters():
+        nb = notebooks.read_notebook(path)
+        found = notebooks.solutions(nb)
+        inserted = notebooks.add_solution_cells(nb, path.name)
+        total += len(found)
+        skipped += [label for _, label, code in found if not code]
+        assert inserted == [label for _, label, code in found if code]
+        for label in inserted:
+            at = next(i for i, c in enumerate(nb.cells) if c.get("id") == f"solution-{label}")
+            cell = nb.cells[at]
+            assert cell.cell_type == "code" and cell.metadata["tags"] == ["solution"]
+            before = nb.cells[at - 1]  # its markdown cell, or a solution inserted after it
+            while before.get("id", "").startswith("solution-"):
+                at -= 1
+                before = nb.cells[at - 1]
+            assert f"````{{solution}} {label}" in before.source
+    assert total >= 45 and sorted(skipped) == sorted(notebooks.SOLUTIONS_NOT_RUN)
+
+
+def test_a_solution_without_python_must_be_named():
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell(
+        "````{solution} ex-x\n:class: dropdown\nJust words.\n````"))
+    with pytest.raises(ValueError, match=r"\['ex-x'\] have no python block"):
+        notebooks.add_solution_cells(nb, "x.ipynb")
+    nb.cells[0].source = "````{solution} ex-extrapolation-4\n```python\nprint(1)\n```\n````"
+    with pytest.raises(ValueError, match="take them out of SOLUTIONS_NOT_RUN"):
+        notebooks.add_solution_cells(nb, "x.ipynb")

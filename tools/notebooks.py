@@ -5,6 +5,7 @@
     python tools/notebooks.py strip < NB.ipynb       # the git clean filter: prints the clean form
     python tools/notebooks.py strip NB.ipynb ... --in-place
     python tools/notebooks.py golden prepare         # book/ -> _build/nbval/book/ with goldens
+                                                     # and every exercise's solution as a cell
     python tools/notebooks.py golden update          # tests/golden/ from the last `make book`
     python tools/notebooks.py check                  # exit 1 when a chapter is not as committed
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 from collections.abc import Callable
@@ -226,14 +228,69 @@ def golden_update() -> None:
             path.unlink()
 
 
+# ---------------------------------------------------------------- solutions
+# Exercise solutions are markdown (``{solution}`` blocks, folded on the site), so no executor
+# runs them. ``golden prepare`` adds each one's Python as a code cell right after the cell that
+# holds it, so nbval runs every solution in its chapter's context, after the cells it uses.
+# A solution with no Python to run is named here with the reason; any other is an error.
+
+SOLUTION = re.compile(r"````\{solution\}\s*(\S+)\n(.*?)\n````", re.S)
+PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+#: label -> why the solution has no code to run
+SOLUTIONS_NOT_RUN = {
+    "ex-extrapolation-4": "its answer is a shell command that trains for minutes, not Python",
+}
+
+
+def solutions(nb) -> list[tuple[int, str, str]]:
+    """Every exercise solution in ``nb``: ``(cell index, label, its Python)`` in reading order,
+    the Python of all its ``python`` blocks joined ("" when it has none)."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            for label, body in SOLUTION.findall(cell.source):
+                found.append((index, label, "\n".join(PYTHON_BLOCK.findall(body)).rstrip()))
+    return found
+
+
+def add_solution_cells(nb, name: str = "") -> list[str]:
+    """Insert a code cell (id ``solution-<label>``, tag ``solution``) with each solution's
+    Python after the markdown cell holding it; returns the labels inserted. A solution without
+    Python that :data:`SOLUTIONS_NOT_RUN` does not name, or a name there that is not a
+    solution without Python, is a ``ValueError``."""
+    found = solutions(nb)
+    silent = sorted(label for _, label, code in found
+                    if not code and label not in SOLUTIONS_NOT_RUN)
+    if silent:
+        raise ValueError(f"{name}: solutions {silent} have no python block to run; give them "
+                         "one, or name them in tools/notebooks.py SOLUTIONS_NOT_RUN with why")
+    stale = sorted(label for _, label, code in found if code and label in SOLUTIONS_NOT_RUN)
+    if stale:
+        raise ValueError(f"{name}: {stale} now have code: take them out of SOLUTIONS_NOT_RUN")
+    inserted = []
+    for index, label, code in reversed(found):  # from the end: earlier indices stay valid
+        if code:
+            cell = nbformat.v4.new_code_cell(code, id=f"solution-{label}",
+                                             metadata={"tags": ["solution"]})
+            nb.cells.insert(index + 1, cell)  # a cell's later solutions went in first
+            inserted.append(label)
+    return inserted[::-1]
+
+
 def golden_prepare() -> None:
-    """Copy book/ to _build/nbval/book/ and put the golden outputs back in."""
+    """Copy book/ to _build/nbval/book/, put the golden outputs back in and add every
+    exercise's solution as a code cell (:func:`add_solution_cells`)."""
     shutil.rmtree(STAGING, ignore_errors=True)
     shutil.copytree(BOOK, STAGING, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     for staged in sorted(STAGING.glob("*.ipynb")):
         nb = read_notebook(staged)
+        try:
+            add_solution_cells(nb, staged.name)
+        except ValueError as error:
+            sys.exit(str(error))
         cells = tagged_cells(nb)
         if not cells:
+            nbformat.write(nb, staged)
             continue
         path = golden_path(staged)
         golden = json.loads(path.read_text()) if path.exists() else {}
