@@ -13,7 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc.scaling import rerope_distance, rope_base_lower_bound, self_extend_distance
+from posenc.scaling import (
+    rerope_distance,
+    rope_base_lower_bound,
+    rope_base_reach,
+    self_extend_distance,
+)
 
 
 def _rerope_reference(n, window, leak=None):
@@ -130,8 +135,27 @@ def test_paper_table_rounding_is_not_a_working_base():
     assert _decay_min(SU[32768], 32768) >= 0
 
 
+def test_base_reach_is_the_first_negative_margin():
+    # independent of the scan: the direct sum over every m below and at the reach
+    for base in (1e4, 5e5, 1e6):
+        reach = rope_base_reach(base, 128)
+        assert _decay_min(base, reach) >= 0 and _decay_min(base, reach + 1) < 0
+    assert rope_base_reach(1e6, 128) == 27_115 < 32_768  # Qwen's base, above Su's 6.3e5
+    assert rope_base_reach(SU[32768], 128) >= 32_768 > rope_base_reach(PAPER[32768], 128)
+    assert rope_base_reach(1e9, 128, max_length=1000) is None
+
+
+@pytest.mark.parametrize("length", [1024, 2048])
+def test_the_bound_reaches_its_length(length):
+    assert rope_base_reach(rope_base_lower_bound(length, 128), 128) >= length
+
+
 def test_base_bound_errors():
     with pytest.raises(ValueError, match="head_dim"):
         rope_base_lower_bound(1024, 127)
     with pytest.raises(ValueError, match="context_length"):
         rope_base_lower_bound(1, 128)
+    with pytest.raises(ValueError, match="base"):
+        rope_base_reach(1.0, 128)
+    with pytest.raises(ValueError, match="head_dim"):
+        rope_base_reach(1e4, 7)

@@ -43,6 +43,7 @@ import numpy as np
 
 from ._validation import check_base, check_choice, check_even_int, check_float, check_int
 from .rope import rope_frequencies
+from .sinusoidal import sinusoidal_dot_product
 
 __all__ = [
     "SCALING_METHODS",
@@ -467,7 +468,31 @@ def rope_base_lower_bound(context_length: int, head_dim: int = 128, *,
             return float(bases[np.argmax(holds)])
 
 
-__all__ += ["rerope_distance", "self_extend_distance", "rope_base_lower_bound"]
+def rope_base_reach(base: float, head_dim: int = 128, *, max_length: int = 1 << 22) -> int | None:
+    """The longest context a RoPE base supports by Men et al. (2024)'s criterion.
+
+    The first distance ``m`` with ``B(m) = sum_{i < d/2} cos(m * base ** (-2i/d)) < 0``
+    (:func:`rope_base_lower_bound`'s margin): a base supports contexts up to that many
+    tokens. ``None`` when ``B`` stays non-negative for every ``m <= max_length``. Because
+    the criterion is not monotone in the base, this, not a comparison with a tabulated
+    bound, says whether a given base supports a given length: for ``head_dim`` 128, base
+    ``1e6`` reaches 27,115 tokens although it is above the 32k bound ``6.3e5``.
+    ``head_dim`` ``d``: the rotated size of one head (even). Scans every ``m`` in chunks.
+    """
+    base = check_float("base", base, greater_than=1.0)
+    head_dim = check_even_int("head_dim", head_dim)
+    max_length = check_int("max_length", max_length)
+    for start in range(0, max_length + 1, 1 << 15):
+        m = np.arange(start, min(start + (1 << 15), max_length + 1), dtype=np.float64)
+        # B(m) is the sinusoidal dot product at distance m for d_model = head_dim
+        negative = np.flatnonzero(sinusoidal_dot_product(m, head_dim, base) < 0)
+        if negative.size:
+            return int(m[negative[0]])
+    return None
+
+
+__all__ += ["rerope_distance", "self_extend_distance", "rope_base_lower_bound",
+            "rope_base_reach"]
 
 
 # --- Llama 4's attention temperature on its NoPE layers -----------------------------------

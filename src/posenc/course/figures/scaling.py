@@ -16,6 +16,7 @@ from ...rope import rope_frequencies
 from ...scaling import (
     SCALING_METHODS,
     rerope_distance,
+    rope_base_reach,
     rope_scaling_frequencies,
     self_extend_distance,
 )
@@ -296,13 +297,7 @@ def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 <
     check_float("base", base, greater_than=1.0)
     m = np.unique(np.geomspace(1, max_length, 1500).astype(int))
     margin = rope_mean_score(m, head_dim, base) * head_dim / 2
-    reach = None
-    for start in range(1, max_length + 1, 8192):  # every m, in chunks, up to the first < 0
-        chunk = np.arange(start, min(start + 8192, max_length + 1), dtype=np.float64)
-        negative = np.flatnonzero(rope_mean_score(chunk, head_dim, base) < 0)
-        if negative.size:
-            reach = int(chunk[negative[0]])
-            break
+    reach = rope_base_reach(base, head_dim, max_length=max_length)
     left, right = fig.subplots(1, 2, gridspec_kw={"wspace": 0.35})
     left.semilogx(m, margin, color=COLORS[0], lw=1.2)
     left.axhline(0, color="#444444", lw=0.8)
