@@ -117,6 +117,25 @@ def test_every_question_reads_in_chinese(chapter):
             assert i18n.leftover_english(text) == [], text
 
 
+def test_inline_math_is_never_translated():
+    # the table's "I" is the pronoun (chapter 12's CoPE sentence); in math it is the identity
+    assert i18n.translate("$A_0 = I$, so I", "zh", record=False) == "$A_0 = I$, so 我"
+
+
+@pytest.mark.parametrize("chapter", sorted(CHAPTERS))
+def test_questions_keep_their_math(chapter):
+    """Every formula of a question, its answers and feedback reads the same in Chinese."""
+    math = re.compile(r"\$[^$]*\$")
+    for q_en, q_zh in zip(translated_questions(chapter, "en"), translated_questions(chapter, "zh"),
+                          strict=True):
+        for key in ("question",):
+            assert math.findall(q_en[key]) == math.findall(q_zh[key]), q_zh[key]
+        for a_en, a_zh in zip(q_en["answers"], q_zh["answers"], strict=True):
+            for key in ("answer", "feedback"):
+                en, zh = a_en.get(key) or "", a_zh.get(key) or ""
+                assert math.findall(en) == math.findall(zh), zh
+
+
 def test_questions_keep_their_answers_and_numbers():
     for chapter in CHAPTERS:
         en, zh = translated_questions(chapter, "en"), translated_questions(chapter, "zh")

@@ -6,9 +6,10 @@ legend, a slider's label and a question are made by Python at execution. They ar
 translated here, from one table, ``locale/zh.json`` beside this module:
 
 * ``phrases``: English phrase -> Chinese. A text is translated by replacing every phrase
-  it contains, longest first, on word boundaries; what the table does not name (numbers,
-  symbols, ``d_model=64``, method names) stays as it is. So one entry, ``"PE heatmap"``,
-  serves the title of every frame ``"PE heatmap: d_model=64, base=10000"``.
+  it contains outside inline math (``$...$``), longest first, on word boundaries; what the
+  table does not name (numbers, symbols, ``d_model=64``, method names) stays as it is. So
+  one entry, ``"PE heatmap"``, serves the title of every frame
+  ``"PE heatmap: d_model=64, base=10000"``.
 * ``latin``: the words that stay in Latin script in Chinese text (RoPE, ALiBi, YaRN ...).
 
 A translated text that still holds an English word outside these (:func:`leftover_english`)
@@ -61,6 +62,7 @@ _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 # what is not prose: inline math, identifiers (d_model, head_dim=64), words glued to digits
 _NOT_PROSE = re.compile(r"\$[^$]*\$|\b\w*[_\d]\w*\b|\b\w+(?==)")
 _WORD = re.compile(r"[A-Za-z]{2,}")
+_MATH = re.compile(r"(\$[^$]*\$)")  # split() keeps each inline formula as an odd part
 
 
 def _check_language(lang: str, name: str = "lang") -> str:
@@ -107,7 +109,10 @@ def translate(text: str, lang: str, *, record: bool = True) -> str:
     if lang == "en" or not text:
         return text
     pattern, phrases, _ = _table()
-    out = pattern.sub(lambda m: phrases[m.group(0)], text) if pattern else text
+    # never inside inline math: "$A_0 = I$" keeps its I (the table's "I" is the pronoun)
+    out = "".join(part if i % 2 or not pattern else pattern.sub(lambda m: phrases[m.group(0)],
+                                                                 part)
+                  for i, part in enumerate(_MATH.split(text)))
     # no space beside full-width punctuation ("正确。 注意力" -> "正确。注意力")
     out = re.sub(r"(?<=[，。：；？！）（、])[ ]+|[ ]+(?=[，。：；？！）（、])", "", out)
     if record and leftover_english(out):
