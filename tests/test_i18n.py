@@ -120,6 +120,8 @@ def test_every_question_reads_in_chinese(chapter):
 def test_inline_math_is_never_translated():
     # the table's "I" is the pronoun (chapter 12's CoPE sentence); in math it is the identity
     assert i18n.translate("$A_0 = I$, so I", "zh", record=False) == "$A_0 = I$, so 我"
+    # a whole label with math in it is still one phrase of the table
+    assert i18n.translate("distance $i - j$ (bytes)", "zh", record=False) == "距离 $i - j$ (字节)"
 
 
 @pytest.mark.parametrize("chapter", sorted(CHAPTERS))

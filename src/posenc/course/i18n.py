@@ -92,13 +92,19 @@ def output_languages() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
-def _table() -> tuple[re.Pattern | None, dict[str, str], frozenset[str]]:
+def _table() -> tuple[re.Pattern | None, dict[str, str], frozenset[str], re.Pattern | None]:
+    """The phrases as two patterns, longest first: those without math (applied outside
+    inline math only) and whole labels with math in them (applied to the whole text)."""
     data = json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {}
     phrases = data.get("phrases", {})
-    keys = sorted(phrases, key=len, reverse=True)
-    pattern = re.compile("|".join(rf"(?<![A-Za-z]){re.escape(k)}(?![A-Za-z])" for k in keys)) \
-        if keys else None
-    return pattern, phrases, frozenset(data.get("latin", []))
+
+    def pattern(keys):
+        keys = sorted(keys, key=len, reverse=True)
+        return re.compile("|".join(rf"(?<![A-Za-z]){re.escape(k)}(?![A-Za-z])"
+                                   for k in keys)) if keys else None
+
+    return (pattern(k for k in phrases if "$" not in k), phrases,
+            frozenset(data.get("latin", [])), pattern(k for k in phrases if "$" in k))
 
 
 def translate(text: str, lang: str, *, record: bool = True) -> str:
@@ -108,11 +114,16 @@ def translate(text: str, lang: str, *, record: bool = True) -> str:
     _check_language(lang)
     if lang == "en" or not text:
         return text
-    pattern, phrases, _ = _table()
-    # never inside inline math: "$A_0 = I$" keeps its I (the table's "I" is the pronoun)
-    out = "".join(part if i % 2 or not pattern else pattern.sub(lambda m: phrases[m.group(0)],
-                                                                 part)
-                  for i, part in enumerate(_MATH.split(text)))
+    pattern, phrases, _, with_math = _table()
+
+    def replace(m):
+        return phrases[m.group(0)]
+
+    # whole labels that contain math first; then the other phrases, never inside inline
+    # math: "$A_0 = I$" keeps its I (the table's "I" is the pronoun)
+    out = with_math.sub(replace, text) if with_math else text
+    out = "".join(part if i % 2 or not pattern else pattern.sub(replace, part)
+                  for i, part in enumerate(_MATH.split(out)))
     # no space beside full-width punctuation ("正确。 注意力" -> "正确。注意力")
     out = re.sub(r"(?<=[，。：；？！）（、])[ ]+|[ ]+(?=[，。：；？！）（、])", "", out)
     if record and leftover_english(out):
@@ -123,7 +134,7 @@ def translate(text: str, lang: str, *, record: bool = True) -> str:
 def leftover_english(text: str) -> list[str]:
     """The English words in a would-be Chinese ``text``: words of two or more Latin letters
     outside inline math and identifiers that the table's ``latin`` list does not allow."""
-    _, _, latin = _table()
+    _, _, latin, _ = _table()
     return [w for w in _WORD.findall(_NOT_PROSE.sub(" ", text)) if w not in latin]
 
 
