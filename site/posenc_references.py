@@ -3,10 +3,10 @@
 A citation is ``Surname et al. (2024``, ``Surname et al., 2024``, ``A and B (2022``,
 ``A, B & C, 2022`` or ``Name (2025)``; its entry is a bullet of ``book/references.md``
 whose first author (or the organisation in parentheses after the authors) is that name and
-whose year is that year. A citation with no
-entry is a Sphinx warning, so the ``-W`` build fails on it (issue 34: six works cited in
-chapter 13 were missing). Text in code, math and cell outputs is not read; the Chinese
-build is not checked again (its citations are the English ones, translated).
+whose year is that year. A citation with no entry is a Sphinx warning, so the ``-W`` build
+fails on it (issue 34: six works cited in chapter 13 were missing). Text in code, math and
+cell outputs is not read; the Chinese build is not checked again (its citations are the
+English ones, translated).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def reference_entries(text: str) -> list[tuple[str, str]]:
     for entry in re.split(r"\n(?=- )", text):
         if entry.startswith("- "):
             head = entry.split("*", 1)[0]  # the authors and year, before the title
-            year = re.search(r"\(((?:19|20)\d\d)", head)
+            year = re.search(rf"\(({_YEAR})", head)
             entries.append((head[2:], year.group(1) if year else ""))
     return entries
 

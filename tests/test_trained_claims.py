@@ -13,47 +13,33 @@ and at 1 % under default: this test failed on it.
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from posenc.course.trained_claims import CLAIMS, check_claim
+from posenc.course.trained_claims import CLAIMS, check_claim, finish_run, start_run
 
 #: kernel (None: the machine's own) -> seeds, as offsets from each chapter's seed
 KERNELS = {"default": (0, 1), "avx2": (0, 2), None: (1, 2)}
 
 
-def start_claims(capability: str | None, offsets) -> subprocess.Popen:
-    """``python -m posenc.course.trained_claims --json`` under ``capability`` (None: the
-    variable unset), started and not waited for."""
-    env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
-    env["OMP_NUM_THREADS"] = "1"
-    if capability is not None:
-        env["ATEN_CPU_CAPABILITY"] = capability
-    return subprocess.Popen([sys.executable, "-m", "posenc.course.trained_claims", "--json",
-                             "--offsets", *map(str, offsets)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 @pytest.fixture(scope="module")
 def claim_runs() -> dict:
     """Every kernel's run, all started at once (one thread each: on a machine with free
-    cores they run side by side), as ``{kernel: (returncode, result or stderr)}``."""
-    started = {k: start_claims(k, offsets) for k, offsets in KERNELS.items()}
+    cores they run side by side), as ``{kernel: result, or the RuntimeError's message}``."""
+    started = {k: start_run(k, offsets) for k, offsets in KERNELS.items()}
     done = {}
-    for kernel, proc in started.items():
-        out, err = proc.communicate(timeout=1800)
-        done[kernel] = ((0, json.loads(out.strip().splitlines()[-1])) if proc.returncode == 0
-                        else (proc.returncode, err[-3000:]))
+    for kernel, process in started.items():
+        try:
+            done[kernel] = finish_run(process, timeout=1800)
+        except RuntimeError as error:
+            done[kernel] = str(error)
     return done
 
 
 @pytest.mark.parametrize("capability", list(KERNELS), ids=lambda k: k or "own")
 def test_every_trained_claim_holds_under_each_kernel_and_seed(capability, claim_runs):
-    returncode, result = claim_runs[capability]
-    assert returncode == 0, result
+    result = claim_runs[capability]
+    assert isinstance(result, dict), result
     if capability is not None and result["capability"].lower() != capability:
         pytest.skip(f"this CPU lacks {capability}: torch picked {result['capability']}")
     assert set(result["claims"]) == set(CLAIMS)

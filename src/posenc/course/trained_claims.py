@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TrainedClaim", "CLAIMS", "check_claim", "run_claims"]
+__all__ = ["TrainedClaim", "CLAIMS", "check_claim", "run_claims", "start_run", "finish_run"]
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,28 @@ def run_claims(offsets=(0, 1, 2), names=None) -> dict:
             claim.run(claim.seed + k)).items()} for k in offsets}
         out["seconds"][name] = round(time.perf_counter() - start, 1)
     return out
+
+
+def start_run(capability: str | None, offsets=(0, 1, 2)) -> subprocess.Popen:
+    """``python -m posenc.course.trained_claims --json --offsets ...`` in a new process, one
+    thread, with ``ATEN_CPU_CAPABILITY=capability`` (``None``: unset, the machine's own
+    kernels; torch reads it once, when it loads); started, not waited for."""
+    env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+    env["OMP_NUM_THREADS"] = "1"
+    if capability is not None:
+        env["ATEN_CPU_CAPABILITY"] = capability
+    return subprocess.Popen([sys.executable, "-m", __name__, "--json",
+                             "--offsets", *map(str, offsets)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish_run(process: subprocess.Popen, timeout: float | None = None) -> dict:
+    """The result of a :func:`start_run` (:func:`run_claims`'s dict); ``RuntimeError`` with
+    the end of its stderr if it failed."""
+    out, err = process.communicate(timeout=timeout)
+    if process.returncode:
+        raise RuntimeError(f"trained claims exited {process.returncode}:\n{err[-3000:]}")
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main(argv=None) -> int:

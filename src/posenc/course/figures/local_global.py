@@ -134,10 +134,10 @@ def train_sink_model(corpus, *, steps: int = 200, length: int = 64, batch_size: 
     from ...model import TinyLM, TinyLMConfig
 
     steps, length = check_int("steps", steps), check_int("length", length)
-    torch.manual_seed(seed)
-    model = TinyLM(TinyLMConfig(pattern="gpt_oss", num_layers=2, pattern_length=length))
     if not isinstance(sinks, bool):
         raise TypeError(f"sinks must be True or False, got {sinks!r}")
+    torch.manual_seed(seed)
+    model = TinyLM(TinyLMConfig(pattern="gpt_oss", num_layers=2, pattern_length=length))
     if not sinks:
         for block in model.blocks:
             block.attn.sinks = None
