@@ -41,6 +41,8 @@ TIMES = ROOT / "_build" / "notebook-seconds.json"
 COMMITTED_TIMES = ROOT / "site" / "notebook-seconds.json"
 #: The texts the last execution could not translate (``posenc.course.i18n.MISSING_ENV``).
 MISSING = ROOT / "_build" / "i18n-missing.jsonl"
+#: Every text the last execution translated (``posenc.course.i18n.SEEN_ENV``).
+SEEN = ROOT / "_build" / "i18n-seen.jsonl"
 #: Seconds a cell may run (``execute.timeout`` in _config.yml).
 TIMEOUT = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"]
 
@@ -81,15 +83,17 @@ def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2,
     todo.sort(key=lambda r: -last.get(Path(r.uri).name, Path(r.uri).stat().st_size / 1e4))
     # each kernel gets one core's worth of threads: two kernels share the two cores
     os.environ["OMP_NUM_THREADS"] = "1"
-    from posenc.course.i18n import BUILD_ENV, LANGUAGES, MISSING_ENV
+    from posenc.course.i18n import BUILD_ENV, LANGUAGES, MISSING_ENV, SEEN_ENV
 
     os.environ[BUILD_ENV] = ",".join(LANGUAGES)  # every output in both languages
     os.environ[MISSING_ENV] = str(MISSING)
+    os.environ[SEEN_ENV] = str(SEEN)
     failed = []
     if not todo:
         return failed
     MISSING.parent.mkdir(parents=True, exist_ok=True)
     MISSING.write_text("")  # the notebooks run now record afresh
+    SEEN.write_text("")
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(_run, str(cache_path), r.pk, r.uri) for r in todo]
         for future in futures:

@@ -143,11 +143,64 @@ def catalogue_markup(locale: Path = LOCALE) -> list[str]:
     return out
 
 
+#: The Chinese edition's terms (``zh``) and the renderings it does not use (``avoid``).
+TERMS = LOCALE / LANGUAGE / "terms.yml"
+#: What a term check skips: inline math, code spans and link targets (``$\\text{base}$``,
+#: ```rope_base``` and ``](x.ipynb)`` may hold any word).
+_NOT_TEXT = re.compile(r"\$[^$]*\$|`[^`]*`|\]\([^)]*\)")
+
+
+def load_terms(path: Path = TERMS) -> list[dict]:
+    """The terms of ``terms.yml``, each with its ``avoid`` patterns compiled."""
+    import yaml
+
+    terms = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for term in terms:
+        missing = {"en", "zh", "avoid"} - set(term)
+        if missing:
+            raise ValueError(f"{path.name}: term {term!r} lacks {sorted(missing)}")
+        term["avoid"] = [re.compile(a) for a in term["avoid"]]
+    return terms
+
+
+def term_problems(chinese: str, terms: list[dict]) -> list[str]:
+    """Each avoided rendering in ``chinese`` (outside math, code and link targets), as
+    ``'底数' for 'base (of the frequencies)': write 'base'``."""
+    text = _NOT_TEXT.sub(" ", chinese)
+    return [f"{m.group(0)!r} for {t['en']!r}: write {t['zh']!r}"
+            for t in terms for pattern in t["avoid"] for m in pattern.finditer(text)]
+
+
+def catalogue_terms(locale: Path = LOCALE, terms_path: Path = TERMS,
+                    phrases: Path = ROOT / "src" / "posenc" / "course" / "locale" / "zh.json"
+                    ) -> list[str]:
+    """:func:`term_problems` of every translated message and of every figure phrase."""
+    import json
+
+    from babel.messages.pofile import read_po
+
+    terms = load_terms(terms_path)
+    out = []
+    for po_path in sorted((locale / LANGUAGE / "LC_MESSAGES").rglob("*.po")):
+        with po_path.open("rb") as f:
+            catalog = read_po(f)
+        for message in catalog:
+            # a message kept as it is (the glossary's English column) is English, not a rendering
+            if message.id and message.string and message.string != message.id:
+                out += [f"{po_path.name}: {p}" for p in term_problems(message.string, terms)]
+    if phrases.exists():
+        table = json.loads(phrases.read_text(encoding="utf-8"))["phrases"]
+        for english, chinese in table.items():
+            out += [f"{phrases.name} ({english!r}): {p}" for p in term_problems(chinese, terms)]
+    return out
+
+
 def check(locale: Path = LOCALE) -> list[str]:
-    """:func:`problems` against the English source as it is now, and
-    :func:`catalogue_markup`."""
+    """:func:`problems` against the English source as it is now, :func:`catalogue_markup`
+    and :func:`catalogue_terms`."""
     with tempfile.TemporaryDirectory() as tmp:
-        return problems(extract(Path(tmp) / "gettext"), locale) + catalogue_markup(locale)
+        return (problems(extract(Path(tmp) / "gettext"), locale) + catalogue_markup(locale)
+                + catalogue_terms(locale))
 
 
 #: The cell a Chinese notebook gets after its header: figures, sliders and questions in Chinese.

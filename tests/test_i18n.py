@@ -161,6 +161,29 @@ def test_every_english_message_is_translated(pot):
     assert site_i18n.catalogue_markup() == []
 
 
+def test_the_catalogues_and_the_figure_phrases_use_the_glossary_terms():
+    assert site_i18n.catalogue_terms() == []
+
+
+def test_a_term_rendered_another_way_is_caught_outside_math_and_code():
+    terms = site_i18n.load_terms()
+    caught = site_i18n.term_problems("增大底数，用 NTK 感知缩放，Su 等人（2021）的注意力汇聚点", terms)
+    assert {p.split("'")[1] for p in caught} == {"底数", "NTK 感知", "Su 等人", "汇聚点", "注意力汇聚"}
+    kept = "底数 base 即 `底数` 与 $\\text{底数}$；Su et al.（2021）；attention sink；[x](底数.md)"
+    assert site_i18n.term_problems(kept, terms) == []
+
+
+def test_every_term_is_in_the_glossary_as_the_edition_writes_it():
+    """terms.yml is what the check enforces; the glossary page is what readers see."""
+    rows = [line.split("|") for line in (ROOT / "book" / "glossary.md").read_text(
+        encoding="utf-8").splitlines() if line.startswith("| ") and "---" not in line]
+    chinese = " ".join(cells[2] for cells in rows if len(cells) > 3)
+    for term in site_i18n.load_terms():
+        assert term["zh"] in chinese, term["en"]
+        # the rendering the edition uses is not itself avoided
+        assert not any(p.search(term["zh"]) for p in term["avoid"]), term["en"]
+
+
 def test_a_changed_english_paragraph_shows_up_as_untranslated(pot, tmp_path):
     """An author edits a paragraph: after `make translations` (sphinx-intl update) the
     check lists it, until its Chinese is updated."""

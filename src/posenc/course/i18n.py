@@ -43,7 +43,7 @@ from matplotlib.ticker import Formatter
 
 from .figures.fonts import CJK_FONTS, cjk_font
 
-__all__ = ["LANGUAGES", "BUILD_ENV", "LANGUAGE_ENV", "MISSING_ENV", "CJK_FONTS",
+__all__ = ["LANGUAGES", "BUILD_ENV", "LANGUAGE_ENV", "MISSING_ENV", "SEEN_ENV", "CJK_FONTS",
            "set_language", "language", "output_languages", "translate", "leftover_english",
            "marked", "keep_language", "translated_figure", "cjk_font"]
 
@@ -55,6 +55,10 @@ BUILD_ENV = "POSENC_LANGUAGES"
 LANGUAGE_ENV = "POSENC_LANGUAGE"
 #: A file the build appends every untranslated text to (one per line), if set.
 MISSING_ENV = "POSENC_I18N_MISSING"
+#: A file the build appends every text it translates to (one per line), if set: a change to
+#: the table is then checked against every text of the course without executing a notebook
+#: again (``site/i18n.py retranslate``).
+SEEN_ENV = "POSENC_I18N_SEEN"
 TABLE = Path(__file__).with_name("locale") / "zh.json"
 
 _chosen: str | None = None
@@ -126,8 +130,10 @@ def translate(text: str, lang: str, *, record: bool = True) -> str:
                   for i, part in enumerate(_MATH.split(out)))
     # no space beside full-width punctuation ("正确。 注意力" -> "正确。注意力")
     out = re.sub(r"(?<=[，。：；？！）（、])[ ]+|[ ]+(?=[，。：；？！）（、])", "", out)
-    if record and leftover_english(out):
-        _record(text)
+    if record:
+        _record(text, SEEN_ENV)
+        if leftover_english(out):
+            _record(text, MISSING_ENV)
     return out
 
 
@@ -138,8 +144,8 @@ def leftover_english(text: str) -> list[str]:
     return [w for w in _WORD.findall(_NOT_PROSE.sub(" ", text)) if w not in latin]
 
 
-def _record(text: str) -> None:
-    path = os.environ.get(MISSING_ENV)
+def _record(text: str, env: str) -> None:
+    path = os.environ.get(env)
     if path:
         with open(path, "a", encoding="utf-8") as f:  # one write: safe beside another kernel
             f.write(json.dumps(text, ensure_ascii=False) + "\n")
