@@ -131,8 +131,12 @@ def extract_frames(html: str, frames_dir: Path, inline_bytes: int = INLINE_FIGUR
     if lang != "en":
         for model in state.values():
             fields = model.get("state", {})
-            if model.get("model_name") == "SelectionSliderModel" and fields.get("description"):
-                fields["description"] = translate(fields["description"], lang, record=False)
+            if model.get("model_name") == "SelectionSliderModel":
+                # the label and each value's label ("sentences", "power"; numbers stay)
+                if fields.get("description"):
+                    fields["description"] = translate(fields["description"], lang, record=False)
+                fields["_options_labels"] = [translate(label, lang, record=False)
+                                             for label in fields.get("_options_labels", [])]
     for root in roots:
         frames = figure_frames(state, root)
         total = sum(len(state[mid]["state"]["value"]) * 3 // 4 for mid, _ in frames)

@@ -118,10 +118,56 @@ def test_every_question_reads_in_chinese(chapter):
 
 
 def test_inline_math_is_never_translated():
-    # the table's "I" is the pronoun (chapter 12's CoPE sentence); in math it is the identity
-    assert i18n.translate("$A_0 = I$, so I", "zh", record=False) == "$A_0 = I$, so 我"
+    table = i18n._Table({"phrases": {"the identity I": "单位矩阵 I", "so I": "所以我"}})
+    assert i18n._translated("$A_0 = I$, so I", table) == "$A_0 = I$，所以我"
     # a whole label with math in it is still one phrase of the table
-    assert i18n.translate("distance $i - j$ (bytes)", "zh", record=False) == "距离 $i - j$ (字节)"
+    assert i18n.translate("distance $i - j$ (bytes)", "zh", record=False) == "距离 $i - j$（字节）"
+
+
+def test_a_one_word_phrase_is_refused_and_a_label_is_only_a_whole_text():
+    """`of` -> `/` as a phrase turned "column 2i of the pair" into "column 2i / the pair"."""
+    with pytest.raises(ValueError, match="'of'"):
+        i18n._Table({"phrases": {"of": "/"}})
+    table = i18n._Table({"labels": {"learned": "可学习", "of": "/"},
+                         "phrases": {"column {} of the pair": "维度对的第 {} 列"}})
+    assert i18n._translated("learned", table) == "可学习"
+    assert i18n._translated(" learned ", table) == " 可学习 "
+    assert i18n._translated("learned table", table) == "learned table"  # not a whole text
+    assert i18n._translated("column 12 of the pair", table) == "维度对的第 12 列"
+
+
+@given(st.integers(0, 10**6), st.sampled_from(["ntk", "yarn", "linear"]))
+def test_a_whole_label_template_keeps_its_numbers_and_translates_its_name(count, method):
+    text = f"{method}: {count:,} unseen"
+    chinese = i18n.translate(text, "zh", record=False)
+    assert f"{count:,} 对未见过" in chinese and i18n.leftover_english(chinese) == []
+    assert chinese.startswith(i18n.translate(method, "zh", record=False) + "：")
+
+
+def test_the_example_sentences_stay_as_the_prose_quotes_them():
+    """Chapter 1's "I love you" and chapter 12's CoPE sentence are quoted in English by both
+    editions' prose, so the figures keep them too: never 我 for I, 离开了 for left."""
+    from posenc.course.figures.learned_biases import COPE_SENTENCE
+
+    for token in [*COPE_SENTENCE, "I", "love", "you", "[late]"]:
+        assert i18n.translate(token, "zh", record=False) == token
+        assert i18n.leftover_english(token) == []
+    title = i18n.translate('"I love you" vs "you love I": position=rope', "zh", record=False)
+    assert title == '"I love you" 与 "you love I"：位置编码 = RoPE'
+    assert i18n.leftover_english(title) == []
+    # an English word that is not an example's is still untranslated
+    assert i18n.leftover_english('"I love cats"') == ["love", "cats"]
+
+
+@pytest.mark.parametrize("english, chinese", [
+    ("PE heatmap: d_model=64, base=10000", "PE 热力图：d_model=64, base=10000"),
+    ("Same two tokens, same distance, different places", "同样两个 token，同样距离，不同位置"),
+    ("wavelength (positions)", "波长（位置数）"),
+    ("original\n(64 rows)", "原始\n（64 行）"),
+    ("cos(angle) per token and pair (base 100)", "各 token 与维度对的 cos(角度) (base 100)"),
+])
+def test_chinese_figure_text_has_full_width_punctuation(english, chinese):
+    assert i18n.translate(english, "zh", record=False) == chinese
 
 
 @pytest.mark.parametrize("chapter", sorted(CHAPTERS))

@@ -105,3 +105,17 @@ def test_the_frame_shown_first_is_stored_as_lossless_webp(tmp_path):
     webp = base64.b64decode(value.split("base64,")[1].split('"')[0])
     with Image.open(io.BytesIO(webp)) as img:
         assert np.array_equal(np.asarray(img.convert("L")), pixels)  # lossless
+
+
+def test_a_chinese_page_shows_the_slider_label_and_values_in_chinese(tmp_path):
+    """The slider's values are words for some figures (CoPE's "sentences", KERPLE's
+    "power"): the Chinese page shows them in Chinese, and numbers as they are."""
+    page = _page([b"a" * 100, b"b" * 100, b"c" * 100], selected=0).replace(
+        '"state": {"index": 0}', '"state": {"index": 0, "description": "counting", '
+        '"_options_labels": ["tokens", "sentences", "1e+06"]}')
+    state = {lang: json.loads(extract_frames(page, tmp_path / lang, lang=lang)[0].split(
+        'widget-state+json">')[1].split("</script>")[0])["state"]["s"]["state"]
+        for lang in ("en", "zh")}
+    assert state["en"]["_options_labels"] == ["tokens", "sentences", "1e+06"]
+    assert state["zh"]["_options_labels"] == ["token", "句子", "1e+06"]
+    assert state["zh"]["description"] == "计数方式"

@@ -5,12 +5,25 @@ The chapters' prose is translated by Sphinx's gettext catalogues (``locale/``,
 legend, a slider's label and a question are made by Python at execution. They are
 translated here, from one table, ``locale/zh.json`` beside this module:
 
-* ``phrases``: English phrase -> Chinese. A text is translated by replacing every phrase
-  it contains outside inline math (``$...$``), longest first, on word boundaries; what the
-  table does not name (numbers, symbols, ``d_model=64``, method names) stays as it is. So
-  one entry, ``"PE heatmap"``, serves the title of every frame
-  ``"PE heatmap: d_model=64, base=10000"``.
+* ``phrases``: English phrase (more than one word) -> Chinese. A text is translated by
+  replacing every phrase it contains outside inline math (``$...$``), the longest first,
+  on word boundaries; what the table does not name (numbers, symbols, ``d_model=64``)
+  stays as it is. So one entry, ``"PE heatmap"``, serves the title of every frame
+  ``"PE heatmap: d_model=64, base=10000"``. A phrase may be a whole label with slots:
+  ``{}`` for a number, ``{w}`` for a name, e.g. ``"{w}: {} unseen"`` -> ``"{}：{} 对未见过"``
+  (``{w}`` is translated as a label: ``ntk`` -> ``NTK``).
+* ``labels``: one word -> Chinese, used only when it is the *whole* text (a legend entry, a
+  tick label, a slider's value: ``learned`` -> ``可学习``). A one-word phrase would be
+  replaced inside every text that holds it (``of`` in ``column 2i of the pair``), so the
+  table refuses one.
+* ``examples``: the tokens of the course's example sentences (``I love you``, CoPE's
+  ``He was late .``), which the course quotes as they are in both editions: prose, figure,
+  output and exercise agree. A tick label made of them, or a quoted run of them
+  (``"I love you"``), stays English and is not untranslated.
 * ``latin``: the words that stay in Latin script in Chinese text (RoPE, ALiBi, YaRN ...).
+
+Half-width ``:``, ``,``, ``;``, ``?`` beside Chinese text become full-width, and so do
+parentheses around Chinese (not a function's: ``cos(角度)``).
 
 A translated text that still holds an English word outside these (:func:`leftover_english`)
 is *untranslated*: the site's build records it (:data:`MISSING_ENV`) and the Chinese build
@@ -95,53 +108,151 @@ def output_languages() -> tuple[str, ...]:
     return (language(),)
 
 
+class _Table:
+    """``locale/zh.json`` ready to apply (see the module docstring)."""
+
+    def __init__(self, data: dict):
+        self.phrases = data.get("phrases", {})
+        self.labels = data.get("labels", {})
+        self.latin = frozenset(data.get("latin", []))
+        self.examples = frozenset(data.get("examples", []))
+        single = sorted(k for k in self.phrases if _is_word(k))
+        if single:
+            raise ValueError(f"{TABLE.name}: phrases must be more than one word (one word "
+                             f"would be replaced inside every text); make these labels: "
+                             f"{single}")
+        # one pattern for the phrases outside math, the longest first where two start at
+        # the same place (a question's whole sentence before the "{} keys" inside it); a
+        # phrase may have slots: "{}" a number, "{w}" a name (translated as a label)
+        keys = sorted((k for k in self.phrases if "$" not in k), key=len, reverse=True)
+        self.slotted = {f"p{i}": _template(k) for i, k in enumerate(keys) if _SLOT.search(k)}
+        self.keys = {f"p{i}": k for i, k in enumerate(keys)}
+        self.prose = re.compile("|".join(
+            f"(?P<p{i}>{self.slotted[f'p{i}'].pattern if f'p{i}' in self.slotted else _literal(k)})"
+            for i, k in enumerate(keys))) if keys else None
+        self.with_math = _alternatives(k for k in self.phrases if "$" in k)
+        # a quoted example made of example tokens only ("He was late .")
+        self.quoted = re.compile(r'("|“)([^"“”]+)("|”)')
+
+
+#: A phrase's slots: ``{}`` a number as the figures print it (12, 1,024, 0.25, −3, 1e-4, 1/2,
+#: 2^-0.5), ``{w}`` a name (``alibi``, ``ntk``), which is translated as a label.
+_SLOT = re.compile(r"\{w?\}")
+_NUMBER = r"([−+-]?\d+(?:,\d{3})*(?:\.\d+)?(?:e[−+-]?\d+)?(?:[/^][−+-]?\d+(?:\.\d+)?)?)"
+_NAME = r"([A-Za-z_][\w-]*)"
+
+
+def _template(key: str) -> re.Pattern:
+    pattern = re.escape(key).replace(r"\{w\}", _NAME).replace(r"\{\}", _NUMBER)
+    return re.compile(rf"(?<![A-Za-z0-9]){pattern}(?![A-Za-z])")
+
+
+def _is_word(key: str) -> bool:
+    """True for a key that is one word (``"left"``, ``" tokens"``, ``"d_head"``): as a phrase
+    it would be replaced inside every text that holds it (``of`` in ``A of B``)."""
+    return re.fullmatch(r"[A-Za-z][\w-]*", key.strip()) is not None
+
+
+def _literal(key: str) -> str:
+    """``key`` as a whole word: not inside ``num_heads`` or ``heads2``."""
+    before = r"(?<![A-Za-z0-9_])" if re.match(r"\w", key) else ""
+    after = r"(?![A-Za-z0-9_])" if re.search(r"\w$", key) else ""
+    return before + re.escape(key) + after
+
+
+def _alternatives(keys) -> re.Pattern | None:
+    keys = sorted(keys, key=len, reverse=True)  # the longest phrase wins
+    return re.compile("|".join(rf"(?<![A-Za-z]){re.escape(k)}(?![A-Za-z])"
+                               for k in keys)) if keys else None
+
+
 @lru_cache(maxsize=1)
-def _table() -> tuple[re.Pattern | None, dict[str, str], frozenset[str], re.Pattern | None]:
-    """The phrases as two patterns, longest first: those without math (applied outside
-    inline math only) and whole labels with math in them (applied to the whole text)."""
-    data = json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {}
-    phrases = data.get("phrases", {})
+def _table() -> _Table:
+    return _Table(json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {})
 
-    def pattern(keys):
-        keys = sorted(keys, key=len, reverse=True)
-        return re.compile("|".join(rf"(?<![A-Za-z]){re.escape(k)}(?![A-Za-z])"
-                                   for k in keys)) if keys else None
 
-    return (pattern(k for k in phrases if "$" not in k), phrases,
-            frozenset(data.get("latin", [])), pattern(k for k in phrases if "$" in k))
+def _is_example(text: str, table: _Table) -> bool:
+    """True for an example sentence's token or words (``I``, ``[late]``, ``He was late .``):
+    the course quotes them as they are, in every edition."""
+    words = text.strip().strip("[]").split()
+    return bool(words) and all(w in table.examples for w in words)
+
+
+#: Half-width punctuation beside Chinese text becomes full-width ("热图: d=64" -> "热图：d=64",
+#: "token, 同样" -> "token，同样"); a parenthesis is full-width when it holds Chinese and
+#: is not a function's (``cos(角度)`` keeps its own).
+_CJK_BEFORE = r"(?<=[\u4e00-\u9fff）”])"
+_CJK_AFTER = r"(?=[\u4e00-\u9fff（“])"
+_FULL_WIDTH = [(re.compile(rf"{_CJK_BEFORE}{mark}[ ]*|[ ]*{mark}[ ]*{_CJK_AFTER}"), wide)
+               for mark, wide in ((":", "："), (",", "，"), (";", "；"))]
+_FULL_WIDTH += [(re.compile(_CJK_BEFORE + r"\?"), "？"),
+                (re.compile(r"(?<![A-Za-z0-9_])[ ]?\(([^()$]*[\u4e00-\u9fff][^()$]*)\)[ ]?"),
+                 r"（\1）")]
+
+
+def _full_width(text: str) -> str:
+    for pattern, replacement in _FULL_WIDTH:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def translate(text: str, lang: str, *, record: bool = True) -> str:
-    """``text`` in ``lang``: English as it is; Chinese by the table's phrases (see the module
+    """``text`` in ``lang``: English as it is; Chinese by the table (see the module
     docstring). An untranslated Chinese result is appended to :data:`MISSING_ENV`'s file
     when that is set and ``record``."""
     _check_language(lang)
     if lang == "en" or not text:
         return text
-    pattern, phrases, _, with_math = _table()
-
-    def replace(m):
-        return phrases[m.group(0)]
-
-    # whole labels that contain math first; then the other phrases, never inside inline
-    # math: "$A_0 = I$" keeps its I (the table's "I" is the pronoun)
-    out = with_math.sub(replace, text) if with_math else text
-    out = "".join(part if i % 2 or not pattern else pattern.sub(replace, part)
-                  for i, part in enumerate(_MATH.split(out)))
-    # no space beside full-width punctuation ("正确。 注意力" -> "正确。注意力")
-    out = re.sub(r"(?<=[，。：；？！）（、])[ ]+|[ ]+(?=[，。：；？！）（、])", "", out)
+    table = _table()
     if record:
         _record(text, SEEN_ENV)
-        if leftover_english(out):
-            _record(text, MISSING_ENV)
+    out = _translated(text, table)
+    if record and leftover_english(out):
+        _record(text, MISSING_ENV)
     return out
+
+
+def _replace_phrase(m: re.Match, table: _Table) -> str:
+    name = m.lastgroup
+    chinese = table.phrases[table.keys[name]]
+    if name not in table.slotted:
+        return chinese
+    slots = table.slotted[name].fullmatch(m.group(0)).groups()
+    return chinese.format(*(table.labels.get(g, g) for g in slots))
+
+
+def _translated(text: str, table: _Table) -> str:
+    stripped = text.strip()
+    if stripped in table.labels:  # a whole label: a legend entry, a tick, a slider value
+        return text.replace(stripped, table.labels[stripped])
+    if _is_example(text, table):
+        return text
+
+    def replace(m):
+        return table.phrases[m.group(0)]
+
+    # whole labels that contain math first; then the other phrases, never inside inline
+    # math ("$A_0 = I$" keeps its I) or a quoted example ("He was late .")
+    out = table.with_math.sub(replace, text) if table.with_math else text
+    parts = _MATH.split(out)  # odd parts: inline math
+    for i in range(0, len(parts), 2):
+        if table.prose:
+            parts[i] = _full_width(table.prose.sub(
+                lambda m: _replace_phrase(m, table), parts[i]))
+    out = "".join(parts)
+    # no space beside full-width punctuation ("正确。 注意力" -> "正确。注意力")
+    return re.sub(r"(?<=[，。：；？！）（、])[ ]+|[ ]+(?=[，。：；？！）（、])", "", out)
 
 
 def leftover_english(text: str) -> list[str]:
     """The English words in a would-be Chinese ``text``: words of two or more Latin letters
     outside inline math and identifiers that the table's ``latin`` list does not allow."""
-    _, _, latin, _ = _table()
-    return [w for w in _WORD.findall(_NOT_PROSE.sub(" ", text)) if w not in latin]
+    table = _table()
+    if _is_example(text, table):
+        return []
+    prose = table.quoted.sub(lambda m: " " if _is_example(m.group(2), table) else m.group(0),
+                             text)
+    return [w for w in _WORD.findall(_NOT_PROSE.sub(" ", prose)) if w not in table.latin]
 
 
 def _record(text: str, env: str) -> None:

@@ -153,10 +153,16 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
                 translate(labels.get(n, n), lang): v for n, v in params.items()})
             for lang in langs}))
 
+    # the site's build draws in both languages; its Chinese pages translate the labels
+    # (site/posenc_site.py), which are checked here, at execution, for a translation
+    shown = langs[0] if len(langs) == 1 else "en"
+    for lang in langs:
+        for n in names:
+            for v in values[n]:
+                translate(format_value(v), lang)
     controls = [widgets.SelectionSlider(
-        options=[format_value(v) for v in values[n]], index=start[n],
-        # the site's build draws in both languages; its Chinese pages translate the label
-        description=translate(labels.get(n, n), langs[0] if len(langs) == 1 else "en"),
+        options=[translate(format_value(v), shown) for v in values[n]], index=start[n],
+        description=translate(labels.get(n, n), shown),
         continuous_update=True,
         style={"description_width": "initial"},
         layout=widgets.Layout(width="min(100%, 32em)")) for n in names]
