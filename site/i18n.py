@@ -354,6 +354,7 @@ def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
     _sphinx("html", staging, ROOT / "_build" / "zh" / ".doctrees", {
         "language": LANGUAGE,
         "html_title": site_title(),
+        "html_logo": "site/static/logo-zh.svg",  # the logo's words in Chinese
         "html_search_options": {"dict": str(words)},
         "nb_execution_mode": "cache",
         "nb_execution_cache_path": str(cache),

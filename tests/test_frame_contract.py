@@ -66,3 +66,28 @@ def test_the_javascript_spells_every_name_the_same_way():
     # and it names no model the contract does not know
     models = {s for s in strings if re.fullmatch(r"[A-Z]\w*Model", s)}
     assert models <= set(contract.MODELS) | {"HTMLMathModel", "LabelModel"}, models
+
+
+def _ui_strings(lang: str) -> dict[str, str]:
+    block = re.search(rf"\n\s+{lang}: \{{(.*?)\n\s+\}}", JS, re.S).group(1)
+    return dict(re.findall(r'(\w+): "([^"]*)"', block))
+
+
+def test_every_ui_string_of_the_widgets_has_its_chinese():
+    """What the site's script shows or announces (loading, a failed frame, the lightbox's
+    labels) reads in the page's language: the Chinese pages say 正在加载图…"""
+    english, chinese = _ui_strings("en"), _ui_strings("zh")
+    assert english and set(english) == set(chinese)
+    for key, text in chinese.items():
+        assert re.search(r"[\u4e00-\u9fff]", text), key
+        assert set(re.findall(r"[A-Za-z]{2,}", text)) <= {"Jupyter", "name"}, key
+        assert ("{name}" in text) == ("{name}" in english[key]), key
+
+
+def test_the_widgets_show_no_english_outside_their_string_table():
+    """A UI string written straight into the code would reach the Chinese pages in English."""
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", JS, flags=re.S)
+    code = code.replace(re.search(r"var TEXT = \{.*?\n  \};", code, re.S).group(0), "")
+    shown = re.findall(r'(?:textContent\s*=|setAttribute\("(?:aria-label|title)",|note\()'
+                       r'\s*"([^"]*[A-Za-z]{2,}[^"]*)"', code)
+    assert shown == []

@@ -19,6 +19,34 @@
 (function () {
   "use strict";
 
+  /* Every string this file shows or announces, in each edition's language (the page's
+   * <html lang>: "zh-CN" on the Chinese pages). tests/test_frame_contract.py checks both
+   * editions have the same keys and the Chinese has no English word. */
+  var TEXT = {
+    en: {
+      needsKernel: "This output ({name}) needs a live Jupyter kernel.",
+      frameFailed: "This frame could not be loaded; showing the previous one.",
+      loading: "Loading the figure…",
+      yourAnswer: "Your answer",
+      contents: "Course contents",
+      fullSize: "Figure, full size: ",
+      closeFigure: "Close the full-size figure",
+      missing: "missing widget {name}"
+    },
+    zh: {
+      needsKernel: "这个输出（{name}）需要运行中的 Jupyter 内核。",
+      frameFailed: "这一帧加载失败，仍显示上一帧。",
+      loading: "正在加载图…",
+      yourAnswer: "你的答案",
+      contents: "课程目录",
+      fullSize: "原尺寸图：",
+      closeFigure: "关闭原尺寸图",
+      missing: "缺少组件 {name}"
+    }
+  };
+  var LANG = /^zh/i.test(document.documentElement.lang || "") ? "zh" : "en";
+  function say(key, name) { return TEXT[LANG][key].replace("{name}", name || ""); }
+
   var STATE_TYPE = "application/vnd.jupyter.widget-state+json";
   var VIEW_TYPE = "application/vnd.jupyter.widget-view+json";
   var PREFIX = "IPY_MODEL_";
@@ -68,7 +96,7 @@
   function render(store, id, path, figure) {
     path = path || [];
     var m = store.models[id];
-    if (!m) return note("missing widget " + id);
+    if (!m) return note(say("missing", id));
     var s = m.state;
     if (BOXES[m.name]) {
       var box = el("div", "posenc-box posenc-" + BOXES[m.name]);
@@ -88,7 +116,7 @@
       if (frame && figure) figure.frames.push({ img: frame, path: path });
       return div;
     }
-    return note("This output (" + m.name + ") needs a live Jupyter kernel.");
+    return note(say("needsKernel", m.name));
   }
 
   function slider(store, id, s) {
@@ -201,8 +229,7 @@
     }
     var status = root.querySelector(".posenc-status");
     if (status) {
-      status.textContent = failed ? "This frame could not be loaded; showing the previous one."
-        : (n > 0 ? "Loading the figure…" : "");
+      status.textContent = failed ? say("frameFailed") : (n > 0 ? say("loading") : "");
       status.classList.toggle("posenc-failed", !!failed);
     }
   }
@@ -422,14 +449,14 @@
       var label = input.previousElementSibling;
       if (input.labels && input.labels.length) return;
       if (label && label.tagName === "LABEL" && input.id) label.htmlFor = input.id;
-      else input.setAttribute("aria-label", "Your answer");
+      else input.setAttribute("aria-label", say("yourAnswer"));
     });
   }
   function fixLandmarks() {
     var sidebar = document.querySelector(".bd-sidebar-primary");
     if (sidebar && !sidebar.getAttribute("role")) {
       sidebar.setAttribute("role", "complementary");
-      sidebar.setAttribute("aria-label", "Course contents");
+      sidebar.setAttribute("aria-label", say("contents"));
     }
     if (!document.querySelector(".cell_output")) return;
     labelQuizInputs(document);
@@ -449,11 +476,11 @@
   var FIGURES = "img.posenc-frame, .cell_output img";
   function openFigure(img) {
     var dialog = el("dialog", "posenc-lightbox");
-    dialog.setAttribute("aria-label", "Figure, full size: " + (img.alt || ""));
+    dialog.setAttribute("aria-label", say("fullSize") + (img.alt || ""));
     var close = el("button", "posenc-lightbox-close");
     close.type = "button";
     close.textContent = "×";
-    close.setAttribute("aria-label", "Close the full-size figure");
+    close.setAttribute("aria-label", say("closeFigure"));
     var scroller = el("div", "posenc-lightbox-scroll");
     var big = document.createElement("img");
     big.src = img.currentSrc || img.src;

@@ -94,3 +94,39 @@ def test_chinese_sidebar_names_the_parts_in_chinese():
     html = (SITE / "zh" / "book" / "04_rope.html").read_text(encoding="utf-8")
     captions = re.findall(r'<span class="caption-text">([^<]+)</span>', html)
     assert len(captions) >= 3 and all(CJK.search(c) for c in captions), captions
+
+
+#: English words a Chinese page's interface may show: names, as the text writes them
+UI_LATIN = {"RoPE", "ALiBi", "Jupyter", "JupyterLab", "Python", "GitHub", "PDF", "ipynb", "md",
+            "Binder", "Colab", "KERPLE", "FIRE", "CoPE", "token", "base", "NTK", "YaRN"}
+
+
+def test_a_chinese_page_has_no_english_interface(visit):
+    """The slider values, the widgets' announcements, the logo and the theme's buttons and
+    labels read in Chinese (the figures and prose are checked at build time)."""
+    v = visit("zh/book/12_learned_biases.html")
+    v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+    ui = v.page.evaluate("""() => {
+        const out = [];
+        for (const e of document.querySelectorAll('[aria-label], [title], button, label, '
+                                                  + '.posenc-slider-readout, .posenc-status'))
+            out.push(e.getAttribute('aria-label') || '', e.getAttribute('title') || '',
+                     e.matches('button, label, .posenc-slider-readout') ? e.innerText : '');
+        for (const s of document.querySelectorAll('.posenc-slider input[type=range]'))
+            out.push(...JSON.parse(s.dataset.labels || '[]'));
+        const logo = document.querySelector('img.logo__image');
+        out.push(logo ? logo.getAttribute('src') : 'no logo');
+        return out; }""")
+    english = sorted({w for text in ui for w in re.findall(r"[A-Za-z]{2,}", text)
+                      if not re.search(r"[/.]", text) and w not in UI_LATIN})
+    assert english == [], english
+    logo = ui[-1]
+    assert logo.endswith("logo-zh.svg"), logo
+
+
+def test_chinese_emphasis_is_upright_with_emphasis_dots(visit):
+    v = visit("zh/book/01_why_order.html")
+    style = v.page.evaluate("""() => { const em = document.querySelector('main em');
+        const s = getComputedStyle(em);
+        return [em.innerText, s.fontStyle, s.textEmphasisStyle || s.webkitTextEmphasisStyle]; }""")
+    assert style[1] == "normal" and "dot" in style[2], style
