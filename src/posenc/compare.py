@@ -30,8 +30,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from ._validation import check_choice, check_even_int, check_int
 from .alibi import alibi_slopes
-from .nn import HOOKS, POSITIONS, MultiHeadSelfAttention
-from .nn.positions import AttentionSpec, LiveNames
+from .nn import HOOKS, POSITIONS, MultiHeadSelfAttention, PositionSpec
+from .nn.positions import AttentionSpec, LiveNames, all_options
 from .sinusoidal import sinusoidal_dot_product
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "applies_to",
     "comparison_rows",
     "position_parameter_count",
+    "own_options",
     "attention_core_cost",
     "extra_attention_cost",
     "measured_attention_cost",
@@ -136,14 +137,32 @@ def position_parameter_count(method: str, *, d_model: int = 512, num_heads: int 
 
     Builds the layer with ``position=method`` and counts the parameters of its
     ``encoding`` module (the q/k/v and output projections are not counted). How
-    often a real model holds these parameters is in :data:`PARAMETER_SCOPE`.
+    often a real model holds these parameters is in :data:`PARAMETER_SCOPE`. The sizes
+    and ``options`` are the same for every method, so one call fits each: a method gets
+    the ones it takes (:func:`own_options`).
     """
     method = check_choice("method", method, ALL_METHODS)
-    layer = MultiHeadSelfAttention(d_model, num_heads, method, max_positions=max_positions,
-                                   shaw_max_distance=shaw_max_distance,
-                                   num_buckets=num_buckets, max_distance=max_distance,
-                                   **options)
+    options = own_options(method, dict(max_positions=max_positions,
+                                       shaw_max_distance=shaw_max_distance,
+                                       num_buckets=num_buckets, max_distance=max_distance,
+                                       **options))
+    layer = MultiHeadSelfAttention(d_model, num_heads, PositionSpec(method, **options))
     return sum(p.numel() for p in layer.encoding.parameters())
+
+
+def own_options(method: str, options: Mapping) -> dict:
+    """The ones of ``options`` that ``method`` takes: the comparisons give every method
+    the same settings (a learned table's ``max_positions``, T5's buckets, ...), and each
+    uses its own. An option that no registered method takes raises ``TypeError`` (a
+    misspelling, say); a method itself refuses another method's option
+    (:func:`posenc.nn.check_position_options`)."""
+    known = all_options()
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise TypeError(f"unknown option(s) {', '.join(unknown)}: no registered method takes "
+                        f"them; the registered methods take {', '.join(sorted(known))}")
+    takes = POSITIONS[method].options
+    return {key: value for key, value in options.items() if key in takes}
 
 
 def attention_core_cost(*, d_model: int, num_heads: int, seq_len: int,
@@ -230,7 +249,8 @@ def measured_attention_cost(method: str, *, d_model: int, num_heads: int, seq_le
       out), and the non-persistent buffers the module caches (RoPE's cos and sin).
 
     ``options`` build the module (``max_positions`` for a learned table longer than
-    ``seq_len``, say).
+    ``seq_len``, say); as in :func:`position_parameter_count` they may be given for every
+    method, each taking its own (:func:`own_options`).
     """
     method = check_choice("method", method, ALL_METHODS)
     d_model, num_heads = check_int("d_model", d_model), check_int("num_heads", num_heads)
@@ -238,12 +258,13 @@ def measured_attention_cost(method: str, *, d_model: int, num_heads: int, seq_le
     if d_model % num_heads:
         raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
     registered = POSITIONS[method]
+    position = PositionSpec(method, **own_options(method, options))
     spec = AttentionSpec(d_model, num_heads, causal=True)
     hooks, d_head = registered.hooks, spec.head_dim
     with torch.random.fork_rng(devices=[]):  # measuring leaves the caller's random stream
-        encoding = registered.build(spec, **options)
+        encoding = position.build(spec)
         # on a second instance: the tiny run must not grow this one's cached tables
-        fraction = (_rotated_fraction(registered.build(spec, **options), spec)
+        fraction = (_rotated_fraction(position.build(spec), spec)
                     if "rotate" in hooks else 0.0)
     encoding = encoding.to("meta").requires_grad_(False)  # (the flop counter tracks grads)
     b, h, n = batch, num_heads, seq_len

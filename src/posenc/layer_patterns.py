@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from ._validation import check_choice, check_float, check_int
-from .nn import get_position
+from .nn import PositionSpec, get_position
 
 __all__ = ["LayerSpec", "LayerPattern", "PATTERNS", "register_pattern", "get_pattern",
            "REACHES"]
@@ -61,11 +62,14 @@ class LayerSpec:
     """One attention layer's position method and reach.
 
     ``position``: a registered method name (``"none"`` for NoPE); ``options``: that
-    method's keywords, overriding the model's (stored as sorted ``(name, value)`` pairs,
-    so the spec stays hashable); ``reach``: one of :data:`REACHES`; ``size``: the window
-    or chunk in tokens (``None`` for ``"full"``); ``sinks``: a learned sink logit per head;
-    ``temperature``: ``None`` or ``(floor_scale, attn_scale)`` for Llama 4's query
-    multiplier.
+    method's options, its constructor's keywords (checked when the spec is made; stored
+    as sorted ``(name, value)`` pairs, so the spec stays hashable; :attr:`position_spec`
+    holds both as one :class:`~posenc.nn.PositionSpec`). An option is the method's
+    whatever its name, and the reach fields are the layer's: ``options={"window": 8}``
+    gives the method its ``window`` and the layer no sliding window. ``reach``: one of
+    :data:`REACHES`; ``size``: the window or chunk in tokens (``None`` for ``"full"``);
+    ``sinks``: a learned sink logit per head; ``temperature``: ``None`` or
+    ``(floor_scale, attn_scale)`` for Llama 4's query multiplier.
     """
 
     position: str = "rope"
@@ -84,6 +88,7 @@ class LayerSpec:
         if "embed" in method.hooks:
             raise ValueError(f"a layer's position must act inside attention; {self.position!r} "
                              "is added once at the embeddings")
+        _ = self.position_spec  # checks the option names, once (and keeps the spec)
         check_choice("reach", self.reach, REACHES)
         if self.reach == "full":
             if self.size is not None:
@@ -98,6 +103,11 @@ class LayerSpec:
                                 f"{self.temperature!r}")
             check_float("floor_scale", self.temperature[0], greater_than=0.0)
             check_float("attn_scale", self.temperature[1], at_least=0.0)
+
+    @cached_property
+    def position_spec(self) -> PositionSpec:
+        """The layer's method and its options as one :class:`~posenc.nn.PositionSpec`."""
+        return PositionSpec(self.position, **dict(self.options))
 
     def describe(self) -> str:
         """One short line: ``"rope window 16 base 1e+04 sinks"``, ``"none full temperature"``."""

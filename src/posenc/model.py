@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 import torch.nn.functional as F
@@ -48,10 +49,11 @@ from .layer_patterns import LayerSpec, get_pattern
 from .nn import (
     AttentionSpec,
     MultiHeadSelfAttention,
+    PositionSpec,
     RotaryEmbedding,
     get_position,
 )
-from .nn.positions import LiveNames, build_position
+from .nn.positions import LiveNames
 
 __all__ = ["ABSOLUTE_METHODS", "TinyLMConfig", "FeedForward", "Block", "TinyLM"]
 
@@ -70,10 +72,14 @@ class TinyLMConfig:
     arguments of the method's constructor (``build``) and nothing else, e.g.
     ``TinyLMConfig(position="learned", options={"max_positions": 64})``; an option the
     method does not take raises ``TypeError`` naming the ones it does, and the method's
-    own defaults fill the rest (``axial_rope`` keeps its base 100). ``options`` is stored
-    as sorted ``(name, value)`` pairs so the config stays hashable; :meth:`position_options`
-    gives them back with the defaults. ``nope_every=k`` makes every ``k``-th block a NoPE
-    block (module docstring); 0 keeps position in all. ``pattern`` names a per-layer
+    own defaults fill the rest (``axial_rope`` keeps its base 100). Every option is the
+    method's, whatever its name: an option ``window`` reaches the method, and no block gets
+    a sliding window from it (a layer's reach comes from ``pattern``). ``options`` is stored
+    as sorted ``(name, value)`` pairs so the config stays hashable; :attr:`position_spec`
+    is the method and its options as one :class:`~posenc.nn.PositionSpec` (checked once,
+    when the config is made), :meth:`position_options` the options with the defaults.
+    ``nope_every=k`` makes every ``k``-th block a NoPE block (module docstring); 0 keeps
+    position in all. ``pattern`` names a per-layer
     pattern (:data:`posenc.layer_patterns.PATTERNS`), whose windows and chunks are sized for
     the training length ``pattern_length`` (``L_train``; unused without a pattern).
     """
@@ -99,19 +105,13 @@ class TinyLMConfig:
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by num_heads "
                              f"({self.num_heads})")
-        method = get_position(self.position)
-        unknown = sorted(set(options) - set(method.options))
-        if unknown:
-            takes = ", ".join(method.options) or "no options"
-            raise TypeError(f"option(s) {', '.join(unknown)} are not options of position "
-                            f"{self.position!r}, which takes {takes} (its constructor's "
-                            "keyword arguments)")
+        position = self.position_spec  # checks the option names, once
         # the method's constructor validates the values (a bad base, interpolate, ...)
         # (a trial build that leaves the random stream alone: seeded runs build configs
         # after seeding, and must draw the same initial weights as before this check)
         with torch.random.fork_rng(devices=[]):
-            method.build(AttentionSpec(self.d_model, self.num_heads, causal=True,
-                                       in_model=True), **options)
+            position.build(AttentionSpec(self.d_model, self.num_heads, causal=True,
+                                         in_model=True))
         check_int("nope_every", self.nope_every, minimum=0)
         if self.nope_every and self.position in ABSOLUTE_METHODS:
             raise ValueError(f"nope_every needs a position method that acts inside attention; "
@@ -143,6 +143,12 @@ class TinyLMConfig:
         own = "none" if self.position in ABSOLUTE_METHODS else self.position
         k = self.nope_every
         return tuple("none" if k and (i + 1) % k == 0 else own for i in range(self.num_layers))
+
+    @cached_property
+    def position_spec(self) -> PositionSpec:
+        """``position`` and ``options`` as one :class:`~posenc.nn.PositionSpec` (made, and
+        its option names checked, once per config)."""
+        return PositionSpec(self.position, **dict(self.options))
 
     def position_options(self) -> dict:
         """The method's options: its defaults, overridden by :attr:`options`."""
@@ -178,23 +184,28 @@ class Block(nn.Module):
     Shape: ``[batch, seq, d_model]`` to ``[batch, seq, d_model]``. The attention uses the
     config's position method if it is relative, ``"none"`` if it is absolute (the
     absolute table was already added at the embeddings); ``position`` overrides that
-    (:class:`TinyLM` passes ``"none"`` for a NoPE block).
+    (:class:`TinyLM` passes ``"none"`` for a NoPE block), and ``layer`` (a pattern's
+    :class:`~posenc.layer_patterns.LayerSpec`) overrides both. The config's options go
+    only to the config's own method; a pattern layer's method gets the layer's options.
+    Options are the method's and reach is the layer's, whatever their names.
     """
 
-    def __init__(self, config: TinyLMConfig, position: str | None = None,
+    def __init__(self, config: TinyLMConfig, position: str | PositionSpec | None = None,
                  layer: LayerSpec | None = None):
         super().__init__()
-        attention_position = ("none" if config.position in ABSOLUTE_METHODS else config.position
-                              ) if position is None else get_position(position).name
-        reach = {}  # a pattern's layer: its own method, options, reach, sinks, temperature
+        if position is None:
+            position = "none" if config.position in ABSOLUTE_METHODS else config.position
+        reach = {}  # a pattern's layer: its own method and options, reach, sinks, temperature
         if layer is not None:
-            attention_position = layer.position
+            position = layer.position_spec
             reach = dict(window=layer.window, chunk=layer.chunk, sinks=layer.sinks,
-                         temperature=layer.temperature, **dict(layer.options))
+                         temperature=layer.temperature)
+        elif not isinstance(position, PositionSpec):  # the config's options: its method's
+            position = (config.position_spec if position == config.position
+                        else PositionSpec(position))
         self.ln_attn = nn.LayerNorm(config.d_model)
-        self.attn = MultiHeadSelfAttention(
-            config.d_model, config.num_heads, attention_position, causal=True, in_model=True,
-            **{**config.position_options(), **reach})
+        self.attn = MultiHeadSelfAttention(config.d_model, config.num_heads, position,
+                                           causal=True, in_model=True, **reach)
         self.ln_mlp = nn.LayerNorm(config.d_model)
         self.mlp = FeedForward(config.d_model, config.d_ff)
 
@@ -226,8 +237,7 @@ class TinyLM(nn.Module):
         self.position_embedding = None  # the table of an absolute method, added once
         if config.position in ABSOLUTE_METHODS:
             spec = AttentionSpec(config.d_model, config.num_heads, causal=True, in_model=True)
-            self.position_embedding = build_position(config.position, spec,
-                                                     **config.position_options())
+            self.position_embedding = config.position_spec.build(spec)
         layers = config.layer_specs() or (None,) * config.num_layers
         self.blocks = nn.ModuleList(Block(config, position, layer) for position, layer
                                     in zip(config.block_positions(), layers, strict=True))

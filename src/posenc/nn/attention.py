@@ -1,5 +1,15 @@
 """One multi-head self-attention whose ``position=`` argument picks the encoding.
 
+``position`` is a method and its options as one value, a
+:class:`~posenc.nn.PositionSpec` (``PositionSpec("t5", num_buckets=16)``), or a method's
+name with its options as keywords (``MultiHeadSelfAttention(64, 4, "t5",
+num_buckets=16)``, short for the same spec). Either way the options are checked once,
+against that method's own constructor: one it does not take raises ``TypeError``. The
+layer's own keywords (``causal``, ``bias``, ``in_model``, ``window``, ``chunk``,
+``sinks``, ``temperature``) are always the layer's; a method option of the same name goes
+in the spec, ``PositionSpec("winbias", window=3)``, and given as a bare keyword beside a
+method name that takes it too, it is refused rather than guessed.
+
 The position method is a module from the registry (:mod:`posenc.nn.positions`, which
 documents the protocol); this layer calls its four hooks in order and names no method:
 ``embed`` (added to the input before the q/k/v projections; in a full model that
@@ -22,6 +32,7 @@ attn_scale)`` multiplies the queries by Llama 4's
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import torch
@@ -34,10 +45,9 @@ from ..scaling import attention_temperature
 from .positions import (
     POSITION_METHODS,
     AttentionSpec,
-    build_position,
+    PositionSpec,
     check_score_bias,
     check_value_term,
-    get_position,
 )
 from .sinks import sink_key_value, softmax_with_sinks
 
@@ -49,15 +59,27 @@ class MultiHeadSelfAttention(nn.Module):
 
     Shape: ``forward(x)`` maps ``[batch, seq, d_model]`` to ``[batch, seq, d_model]``.
 
-    ``position`` names a registered method (:data:`posenc.nn.POSITIONS`); the other
-    keywords are the methods' options, e.g. ``max_positions`` and ``interpolate``
-    (learned), ``base`` (sinusoidal, rope), ``rope_layout`` and ``rope_frequencies``
-    (rope), ``num_buckets`` and ``max_distance`` (t5), ``shaw_max_distance`` (shaw).
-    Options of another method are ignored, so one set of keywords fits every method.
+    ``position`` is a :class:`~posenc.nn.PositionSpec` (a registered method and its
+    options), or a method's name (:data:`posenc.nn.POSITIONS`) with its options as the
+    remaining keywords, e.g. ``max_positions`` and ``interpolate`` (learned), ``base``
+    (sinusoidal, rope), ``rope_layout`` and ``rope_frequencies`` (rope), ``num_buckets``
+    and ``max_distance`` (t5), ``shaw_max_distance`` (shaw). Only the named method's
+    options: another's raises ``TypeError`` naming it, the method and the options the
+    method takes (``PositionMethod.options``).
+
+    The named keywords (``causal``, ``bias``, ``in_model``, ``window``, ``chunk``,
+    ``sinks``, ``temperature``) are the layer's, whatever the method: ``window=3`` is a
+    sliding window of 3. A method option with such a name goes through the spec,
+    ``MultiHeadSelfAttention(16, 2, PositionSpec("winbias", window=3))``, and
+    ``MultiHeadSelfAttention(16, 2, PositionSpec("winbias"), window=3)`` gives the layer
+    the window and the method its default. Beside a method's *name*, a layer keyword
+    set (to other than its default) that the method also takes as an option raises
+    ``TypeError`` saying so, as it could mean either; a :class:`PositionSpec` together
+    with option keywords raises too (the spec holds the options).
     ``in_model=True`` when a whole model builds the layer (see :class:`AttentionSpec`).
     """
 
-    def __init__(self, d_model: int, num_heads: int, position: str = "none", *,
+    def __init__(self, d_model: int, num_heads: int, position: str | PositionSpec = "none", *,
                  causal: bool = False, bias: bool = True, in_model: bool = False,
                  window: int | None = None, chunk: int | None = None, sinks: bool = False,
                  temperature: tuple[float, float] | None = None, **options):
@@ -67,7 +89,10 @@ class MultiHeadSelfAttention(nn.Module):
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
         self.head_dim = self.d_model // self.num_heads
-        self.position = get_position(position).name
+        layer = dict(causal=causal, bias=bias, in_model=in_model, window=window, chunk=chunk,
+                     sinks=sinks, temperature=temperature)
+        position = _position_spec(position, options, layer)
+        self.position = position.name
         if not isinstance(causal, bool):
             raise TypeError(f"causal must be True or False, got {causal!r}")
         self.causal = causal
@@ -75,7 +100,7 @@ class MultiHeadSelfAttention(nn.Module):
         self.qkv = nn.Linear(self.d_model, 3 * self.d_model, bias=bias)
         self.out = nn.Linear(self.d_model, self.d_model, bias=bias)
         spec = AttentionSpec(self.d_model, self.num_heads, causal=causal, in_model=in_model)
-        self.encoding = build_position(position, spec, **options)
+        self.encoding = position.build(spec)
         self._hooks = frozenset(self.encoding.hooks())
         self._set_reach(window, chunk, sinks, temperature)
 
@@ -157,6 +182,36 @@ class MultiHeadSelfAttention(nn.Module):
         if self.window is None and self.chunk is None:
             return None
         return _allowed(seq, device, window=self.window, chunk=self.chunk)
+
+
+#: The layer's own keywords and their defaults (a method option of one of these names
+#: goes through a PositionSpec).
+_LAYER_KEYWORDS = {name: p.default for name, p in
+                   inspect.signature(MultiHeadSelfAttention.__init__).parameters.items()
+                   if p.kind is p.KEYWORD_ONLY}
+
+
+def _position_spec(position, options: dict, layer: dict) -> PositionSpec:
+    """The layer's ``position`` argument and option keywords as one checked
+    :class:`PositionSpec` (class docstring: the layer's keywords stay the layer's)."""
+    if isinstance(position, PositionSpec):
+        if options:
+            raise TypeError(f"options {', '.join(options)} given beside {position!r}: a "
+                            "PositionSpec holds its method's options, e.g. "
+                            f"position.with_options({', '.join(f'{k}=...' for k in options)})")
+        return position
+    spec = PositionSpec.of(position, options)
+    both = [key for key, value in layer.items()
+            if key in spec.method.options and value != _LAYER_KEYWORDS[key]]
+    if both:
+        given = {key: layer[key] for key in both}
+        text = ", ".join(f"{key}={value!r}" for key, value in given.items())
+        for_method = spec.with_options(**given)
+        raise TypeError(f"{', '.join(both)}: a keyword of the attention layer and also an "
+                        f"option of position {spec.name!r}, so {text} could mean either. For "
+                        f"the method's, put it in the spec: position={for_method!r}; for the "
+                        f"layer's, give the method as a spec: position={spec!r}, {text}")
+    return spec
 
 
 def _allowed(seq: int, device, *, window: int | None = None,

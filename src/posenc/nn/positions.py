@@ -65,7 +65,18 @@ call, e.g. in a notebook cell::
     register_position("distance", DistanceBias, label="distance bias", color="#888888")
 
 The constructor takes an :class:`AttentionSpec` and, keyword-only with defaults, the
-method's options; ``MultiHeadSelfAttention(..., decay=0.2)`` passes them through.
+method's options: those keywords, and nothing else, are what the method takes
+(:attr:`PositionMethod.options`). A method and its options travel as one value, a
+:class:`PositionSpec`: ``PositionSpec("distance", decay=0.2)``, checked once when it is
+made (:func:`check_position_options`: an option the method does not take raises
+``TypeError`` naming it, the method and the options it takes), then built as often as
+needed (``PositionSpec.build(spec)``). ``MultiHeadSelfAttention(16, 2,
+PositionSpec("distance", decay=0.2))`` takes one, and ``MultiHeadSelfAttention(16, 2,
+"distance", decay=0.2)`` is short for it; ``TinyLMConfig(position="distance",
+options={"decay": 0.2})`` and the experiment's ``--options distance:decay=0.2`` make one
+too. An option may share its name with a keyword of the attention layer (``window``,
+``chunk``, ``sinks``, ...): inside a :class:`PositionSpec` (and in ``TinyLMConfig.options``
+or a layer pattern's ``options``) it is the method's, never the layer's.
 
 :func:`register_position` checks a method on the spot: it builds one on a small spec
 (``d_model=16``, two heads, causal) and runs each hook the class overrides on a tiny
@@ -85,6 +96,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import torch
 from torch import nn
@@ -96,12 +108,14 @@ __all__ = [
     "NoPosition",
     "Variant",
     "PositionMethod",
+    "PositionSpec",
     "POSITIONS",
     "POSITION_METHODS",
     "register_position",
     "unregister_position",
     "get_position",
     "build_position",
+    "check_position_options",
     "check_color",
     "check_score_bias",
     "check_value_term",
@@ -229,9 +243,9 @@ class PositionMethod:
         return self.module.hooks()
 
     def build(self, spec: AttentionSpec, **options) -> PositionEncoding:
-        """The module for ``spec``, given the options it declares (others are ignored)."""
-        own = {k: v for k, v in options.items() if k in self.options}
-        return self.factory(spec, **own)
+        """The module for ``spec`` with ``options``, each one this method takes (another
+        raises ``TypeError``, :func:`check_position_options`)."""
+        return self.factory(spec, **check_position_options(self.name, options))
 
 
 #: name -> :class:`PositionMethod`, in registration order.
@@ -252,11 +266,11 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
     ...)`` makes one for an :class:`AttentionSpec`; by default ``build`` is ``module``
     itself, whose ``__init__`` then takes the spec and keyword-only options. The
     keyword-only arguments of ``build`` are the method's options, and nothing else:
+    :class:`PositionSpec`, ``MultiHeadSelfAttention(name, **options)``,
     ``TinyLMConfig(position=name, options={...})`` and the experiment's ``--options
-    NAME:key=value`` accept exactly those. (``MultiHeadSelfAttention(name, **options)``
-    passes each method the ones it declares and ignores another method's, so one set of
-    keywords fits every method there.) ``cost(batch, heads, seq_len, d_model)`` returns the method's
-    extra ``{"matmul_flops", "elementwise_flops", "memory"}`` in one attention pass (a
+    NAME:key=value`` accept exactly those (:func:`check_position_options`).
+    ``cost(batch, heads, seq_len, d_model)`` returns the method's extra
+    ``{"matmul_flops", "elementwise_flops", "memory"}`` in one attention pass (a
     multiply-add is 2 FLOPs, memory in elements); without it the cost is measured
     (:func:`posenc.compare.measured_attention_cost`). ``color`` is the method's colour in
     the figures (see :func:`check_color`). ``in_comparison=False`` keeps a method out of
@@ -313,19 +327,109 @@ def get_position(name) -> PositionMethod:
 
 
 def all_options() -> dict:
-    """Every registered option and its default (the keywords attention accepts)."""
+    """Every registered method's options and their defaults, in one dict (an option that
+    two methods share appears once). For comparisons that give every method the same
+    sizes (:mod:`posenc.compare`); a method itself takes only its own
+    (:func:`check_position_options`)."""
     return {o: d for m in POSITIONS.values() for o, d in m.options.items()}
 
 
-def build_position(name: str, spec: AttentionSpec, **options) -> PositionEncoding:
-    """Build method ``name`` for ``spec``. Options of other registered methods are
-    ignored; an option no method has raises ``TypeError``."""
+def check_position_options(name: str, options: Mapping) -> dict:
+    """``options`` as a dict, each one an option of method ``name`` (a keyword-only argument
+    of its constructor, :attr:`PositionMethod.options`); ``TypeError`` naming the options
+    it does not take, the method and the options it does. The one check of a method's
+    option names: :class:`PositionSpec`, :class:`~posenc.model.TinyLMConfig`, the layer
+    patterns and the experiment's ``options`` all call it (the values are the
+    constructor's to check)."""
     method = get_position(name)
-    unknown = sorted(set(options) - set(all_options()))
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options of position {method.name!r} must map option names to "
+                        f"values, got {options!r}")
+    options = dict(options)
+    unknown = [key for key in options if key not in method.options]
     if unknown:
-        raise TypeError(f"unknown option(s) {', '.join(unknown)}; the registered methods take "
-                        f"{', '.join(sorted(all_options()))}")
-    return method.build(spec, **options)
+        names = ", ".join(map(str, unknown))
+        takes = ", ".join(method.options) or "no options"
+        raise TypeError(f"unknown option(s) for position {method.name!r}: {names} are not "
+                        f"options of {method.name!r}, which takes {takes} (the keyword-only "
+                        "arguments of its constructor)")
+    return options
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class PositionSpec:
+    """A position method and its options, as one value: ``PositionSpec("t5",
+    num_buckets=16)``.
+
+    ``name`` is a registered method (:data:`POSITIONS`); ``options`` (read-only) are some
+    of its constructor's keyword-only arguments, the method's defaults filling the rest.
+    The names are checked once, here (:func:`check_position_options`: ``TypeError``
+    naming an option the method does not take); the values when the module is built
+    (:meth:`build`). Every keyword after the name is an option, whatever its name: in
+    ``PositionSpec("winbias", window=3)`` ``window`` is the method's, even where an
+    attention layer has a keyword of that name too. ``PositionSpec.of(position, options)``
+    makes one from a name (or a spec) and a mapping; ``with_options(**changes)`` a copy
+    with some options changed.
+    """
+
+    name: str
+    options: Mapping
+
+    def __init__(self, name: str, /, **options):
+        self._set(name, check_position_options(name, options))  # (a registered name)
+
+    def _set(self, name: str, options: dict) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "options", MappingProxyType(options))
+
+    @classmethod
+    def of(cls, position: str | PositionSpec, options: Mapping | None = None) -> PositionSpec:
+        """``position`` (a method name or a :class:`PositionSpec`) with ``options`` (a
+        mapping, or ``(name, value)`` pairs) added to its own."""
+        options = dict(options or {})
+        if isinstance(position, PositionSpec):
+            return position.with_options(**options) if options else position
+        if not isinstance(position, str):
+            raise TypeError(f"position must be a method name or a PositionSpec, got "
+                            f"{position!r}")
+        return cls(position, **options)
+
+    def with_options(self, **changes) -> PositionSpec:
+        """A copy with some options changed (checked again)."""
+        return type(self)(self.name, **{**self.options, **changes})
+
+    @property
+    def method(self) -> PositionMethod:
+        """The registered :class:`PositionMethod`."""
+        return get_position(self.name)
+
+    def build(self, spec: AttentionSpec) -> PositionEncoding:
+        """The module for ``spec`` (its constructor checks the option values)."""
+        return get_position(self.name).factory(spec, **self.options)
+
+    def __hash__(self) -> int:
+        return hash((self.name, tuple(sorted(self.options.items()))))
+
+    def __repr__(self) -> str:
+        options = "".join(f", {key}={value!r}" for key, value in self.options.items())
+        return f"PositionSpec({self.name!r}{options})"
+
+    def __reduce__(self):  # (a read-only mapping does not pickle or deep-copy by itself)
+        return _unpickle_position_spec, (self.name, dict(self.options))
+
+
+def _unpickle_position_spec(name: str, options: dict) -> PositionSpec:
+    """A :class:`PositionSpec` back from a pickle or a copy (checked when it was made)."""
+    spec = PositionSpec.__new__(PositionSpec)
+    spec._set(name, options)
+    return spec
+
+
+def build_position(position: str | PositionSpec, spec: AttentionSpec,
+                   **options) -> PositionEncoding:
+    """Build ``position`` (a method name, or a :class:`PositionSpec`) for ``spec``, with
+    ``options`` added to the spec's: each an option of that method, or ``TypeError``."""
+    return PositionSpec.of(position, options).build(spec)
 
 
 # --- the checks register_position runs ------------------------------------------------------

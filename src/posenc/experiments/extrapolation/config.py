@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..._validation import check_choice, check_float, check_int
 from ...layer_patterns import PATTERNS, get_pattern
 from ...model import TinyLMConfig
-from ...nn import POSITIONS, get_position
+from ...nn import POSITIONS, check_position_options, get_position
 from ...retrieval import TASKS
 
 __all__ = [
@@ -480,7 +480,9 @@ def _hash_layout(config: ExtrapolationConfig) -> dict:
 
 def _method_options(options) -> tuple:
     """``{method: {option: value}}`` (or its pairs) as sorted, hashable pairs, each option
-    checked to be one of the method's constructor keywords."""
+    checked to be one of the method's constructor keywords
+    (:func:`posenc.nn.check_position_options`, the check every way of giving options
+    shares). An option is the method's whatever its name (``window`` too)."""
     try:
         pairs = dict(options)
     except (TypeError, ValueError):
@@ -488,12 +490,7 @@ def _method_options(options) -> tuple:
                         f"{options!r}") from None
     normal = []
     for name, opts in sorted(pairs.items()):
-        method = get_position(name)
-        opts = dict(opts)
-        unknown = sorted(set(opts) - set(method.options))
-        if unknown:
-            raise TypeError(f"options: {', '.join(unknown)} are not options of {name!r}, "
-                            f"which takes {', '.join(method.options) or 'no options'}")
+        opts = check_position_options(name, dict(opts))
         normal.append((name, tuple(sorted(opts.items()))))
     return tuple(normal)
 
