@@ -19,36 +19,51 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from posenc.course.figures import absolute, relative, rope_alibi, scaling  # noqa: E402
+from posenc.course.figures import absolute  # noqa: E402
+from posenc.course.figures.catalogue import SLIDERS  # noqa: E402
 from posenc.course.figures.style import (  # noqa: E402
     COLUMN_CSS_PX,
     COURSE_RC,
     DIVERGING,
-    FIGURE_WIDTH,
     FRAME_DPI,
     figure_bytes,
 )
 
 MIN_CSS_PX = 11
 
-# (draw, slider values with the longest labels, figsize as in the chapter)
-SLIDER_FIGURES = [
-    (absolute.draw_pe_heatmap, {"d_model": 1024, "base": 320000.0}, (6.88, 3.4)),
-    (absolute.draw_wavelengths, {"d_model": 1024, "base": 320000.0}, (6.88, 3.2)),
-    (absolute.draw_dot_product, {"d_model": 1024, "base": 320000.0}, (6.88, 3.2)),
-    (rope_alibi.draw_rope_pair, {"position": 11}, (FIGURE_WIDTH, 3.2)),
-    (rope_alibi.draw_rope_angles, {"base": 320000.0, "head_dim": 1024, "position": 32768},
-     (FIGURE_WIDTH, 3.2)),
-    (rope_alibi.draw_rope_decay, {"base": 320000.0}, (FIGURE_WIDTH, 3.2)),
-    (rope_alibi.draw_alibi_slopes, {"num_heads": 12}, (FIGURE_WIDTH, 3.2)),
-    (rope_alibi.draw_alibi_bias, {"num_heads": 12, "head": 8, "length": 64}, (6.88, 4.4)),
-    (scaling.draw_frequency_ratios, {"factor": 32, "base": 5e5}, (6.88, 3.2)),
-    (scaling.draw_turns_at_position, {"position": 65536, "factor": 16}, (6.88, 3.2)),
-    (scaling.draw_remapped_distances, {"window": 32, "group": 8, "factor": 4}, (6.88, 5.2)),
-    (scaling.draw_base_bound, {"base": 1e7}, (6.88, 3.4)),
-    (relative.draw_t5_bucket_map, {"num_buckets": 64, "max_distance": 1024},
-     (FIGURE_WIDTH, 3.2)),
-]
+
+def sample_data() -> dict:
+    """Data of the shape the chapters compute for their data-driven slider figures (the
+    figure's layout, not its numbers, is under test)."""
+    from posenc.course.figures.learned_biases import fire_fit_targets
+    from posenc.nn import POSITION_METHODS
+    from posenc.sinusoidal import sinusoidal_encoding
+
+    rng = np.random.default_rng(0)
+    targets = fire_fit_targets()
+    return {
+        "changes": {m: dict(zip(("I", "love", "you"), rng.uniform(0, 1, 3), strict=True))
+                    for m in POSITION_METHODS},
+        "table": sinusoidal_encoding(64, 16, base=100),
+        "fits": {name: {"distance": np.arange(len(t)), "target": t,
+                        "snapshots": {s: t + rng.normal(0, 1, len(t)) for s in (0, 50, 200, 1000)}}
+                 for name, t in targets.items()},
+        "stats": {s: {"by_key": rng.uniform(0, 0.2, (2, 4, 64)), "uniform": 1 / 32,
+                      "sink": rng.uniform(0, 1, (2, 4))} for s in (0, 50, 100, 200)},
+    }
+
+
+def _slider_figures():
+    data = sample_data()
+    for key, figure in SLIDERS.items():
+        given = {name: data[name] for name in figure.data}
+        yield pytest.param(figure.drawing(**given), figure.longest(**given), figure.figsize,
+                           id=key)
+
+
+#: Every slider figure of the catalogue (the chapters show these), as
+#: ``(draw, slider values with the longest labels, figsize)``.
+SLIDER_FIGURES = list(_slider_figures())
 
 
 def _draw(draw, values, figsize):
@@ -58,8 +73,7 @@ def _draw(draw, values, figsize):
     return fig
 
 
-@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES,
-                         ids=[d.__name__ for d, _, _ in SLIDER_FIGURES])
+@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES)
 def test_text_is_at_least_11_css_px_at_the_column_width(draw, values, figsize):
     with plt.rc_context(COURSE_RC):
         fig = _draw(draw, values, figsize)
@@ -69,7 +83,7 @@ def test_text_is_at_least_11_css_px_at_the_column_width(draw, values, figsize):
         smallest = min(t.get_fontsize() for t in texts)
         plt.close(fig)
     css_px = smallest / 72 * COLUMN_CSS_PX / width_in
-    assert css_px >= MIN_CSS_PX, f"{draw.__name__}: {smallest} pt text is {css_px:.1f} CSS px"
+    assert css_px >= MIN_CSS_PX, f"{smallest} pt text is {css_px:.1f} CSS px"
 
 
 def test_a_frame_carries_two_device_px_per_css_px_of_the_column():
@@ -129,8 +143,7 @@ def test_diverging_map_is_perceptually_even_and_symmetric():
     assert lightness[127] > 90
 
 
-@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES[:4],
-                         ids=[d.__name__ for d, _, _ in SLIDER_FIGURES[:4]])
+@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES[1:5])
 def test_frames_are_the_pixels_a_saved_png_has(draw, values, figsize):
     """style._rendered reads Agg's raw buffer instead of encoding and decoding a PNG: the
     same pixels, the same size."""

@@ -34,8 +34,7 @@ def _check(fig, width_px):
     assert cut == [], f"text cut at the edge of the image: {cut}"
 
 
-@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES,
-                         ids=[d.__name__ for d, _, _ in SLIDER_FIGURES])
+@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES)
 def test_slider_figures_keep_all_their_text(draw, values, figsize):
     with plt.rc_context(COURSE_RC):
         fig = plt.figure(figsize=figsize, dpi=FRAME_DPI)

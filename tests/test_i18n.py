@@ -97,8 +97,7 @@ def test_a_chinese_font_is_installed_for_the_figures():
     assert i18n.cjk_font() is not None, "make fonts installs Debian's fonts-wqy-microhei"
 
 
-@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES,
-                         ids=[d.__name__ for d, _, _ in SLIDER_FIGURES])
+@pytest.mark.parametrize("draw, values, figsize", SLIDER_FIGURES)
 def test_chinese_slider_figures_keep_all_their_text(draw, values, figsize):
     """Chinese labels are as uncut as English ones (test_figures_not_clipped.py's check)."""
     with plt.rc_context(COURSE_RC):
@@ -213,8 +212,10 @@ def test_the_catalogues_and_the_figure_phrases_use_the_glossary_terms():
 
 def test_a_term_rendered_another_way_is_caught_outside_math_and_code():
     terms = site_i18n.load_terms()
-    caught = site_i18n.term_problems("增大底数，用 NTK 感知缩放，Su 等人（2021）的注意力汇聚点", terms)
-    assert {p.split("'")[1] for p in caught} == {"底数", "NTK 感知", "Su 等人", "汇聚点", "注意力汇聚"}
+    caught = site_i18n.term_problems("增大底数，用 NTK 感知缩放，Su 等人（2021）的注意力汇聚点",
+                                     terms)
+    assert {p.split("'")[1] for p in caught} == {"底数", "NTK 感知", "Su 等人", "汇聚点",
+                                                  "注意力汇聚"}
     kept = "底数 base 即 `底数` 与 $\\text{底数}$；Su et al.（2021）；attention sink；[x](底数.md)"
     assert site_i18n.term_problems(kept, terms) == []
 
@@ -328,3 +329,10 @@ def test_the_quick_chinese_search_indexes_as_sphinx_does():
     assert quick.latin_terms == set(sphinx_own.latin_terms)
     assert quick.stem("ies") == "ies" and quick.stem("ais") == "ais"
     assert site_i18n._quick_chinese_search()({}).latin_terms == set()  # none shared
+
+
+def test_retranslate_checks_the_table_against_every_text_the_build_translated(tmp_path):
+    seen = tmp_path / "seen.jsonl"
+    seen.write_text('"PE heatmap: d_model=64, base=10"\n"a text the table has no words for"\n',
+                    encoding="utf-8")
+    assert site_i18n.retranslated(seen) == ["a text the table has no words for"]

@@ -168,7 +168,7 @@ def draw_stretched_columns(fig, table, new_length: int, columns=(3, 5, 9)):
     top.set_ylabel(f"original\n({length} rows)")
     bottom.set_ylabel(f"stretched\n({new_length} rows)")
     bottom.set_xlabel("position")
-    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return top, bottom
 
 
