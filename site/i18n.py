@@ -3,6 +3,7 @@
     python site/i18n.py update   # English changed: refresh locale/zh_CN/LC_MESSAGES/**.po
     python site/i18n.py check    # fails on any message untranslated, fuzzy or stale
     python site/i18n.py build    # the Chinese site into _build/html/zh (after `make book`)
+    python site/i18n.py retranslate  # zh.json changed: every text of the last execution again
 
 One source, two languages (Sphinx's gettext workflow): the English pages and notebooks are
 the source; Sphinx's ``gettext`` builder extracts every paragraph, heading, list item,
@@ -36,6 +37,8 @@ ZH_HTML = ROOT / "_build" / "html" / "zh"
 CACHE = ROOT / "_build" / ".jupyter_cache"
 #: What the execution could not translate (site/execute_notebooks.py writes it).
 MISSING = ROOT / "_build" / "i18n-missing.jsonl"
+#: Every text the execution translated (site/execute_notebooks.py writes it).
+SEEN = ROOT / "_build" / "i18n-seen.jsonl"
 
 
 def _sphinx(builder: str, outdir: Path, doctrees: Path, overrides: dict | None = None,
@@ -288,6 +291,18 @@ def untranslated_outputs(missing: Path = MISSING) -> list[str]:
                    if line.strip()})
 
 
+def retranslated(seen: Path = SEEN) -> list[str]:
+    """The texts the last execution translated (:data:`SEEN`) that the table *as it is now*
+    leaves untranslated: a change to ``zh.json`` checked without executing a notebook."""
+    import json
+
+    from posenc.course.i18n import leftover_english, translate
+
+    texts = {json.loads(line) for line in seen.read_text(encoding="utf-8").splitlines()
+             if line.strip()} if seen.exists() else set()
+    return sorted(t for t in texts if leftover_english(translate(t, "zh", record=False)))
+
+
 def glossary_terms(glossary: Path = ROOT / "book" / "glossary.md") -> list[str]:
     """The Chinese terms of the glossary's tables (``外推``, ``位置编码``, ``注意力汇聚点`` ...),
     each as one word: jieba, which splits the Chinese text for the search index, does not
@@ -340,7 +355,8 @@ def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
     missing = untranslated_outputs()
     if missing:
         raise SystemExit("no Chinese for these texts of figures, sliders or questions (add "
-                         "them to src/posenc/course/locale/zh.json):\n  "
+                         "them to src/posenc/course/locale/zh.json, then `python site/i18n.py "
+                         "retranslate` checks the table without executing again):\n  "
                          + "\n  ".join(repr(t) for t in missing))
     # built beside the English site, then moved under it: MyST-NB writes its output files
     # next to the output folder (here _build/zh/jupyter_execute), which must not be published
@@ -370,7 +386,7 @@ def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=["update", "check", "build", "pot"])
+    ap.add_argument("command", choices=["update", "check", "build", "pot", "retranslate"])
     ap.add_argument("pages", nargs="*", help="check: only these pages (e.g. 04_rope)")
     ap.add_argument("--out", type=Path, default=ROOT / "_build" / "gettext",
                     help="pot: where the templates go")
@@ -380,6 +396,12 @@ def main(argv=None) -> int:
         extract(args.out)
     elif args.command == "update":
         update()
+    elif args.command == "retranslate":
+        left = retranslated()
+        for text in left:
+            print(repr(text))
+        print(f"{len(left)} texts of the last execution have no Chinese in zh.json")
+        return 1 if left else 0
     elif args.command == "check":
         found = [line for line in check()
                  if not args.pages or any(f"{p}.po" in line for p in args.pages)]

@@ -156,7 +156,7 @@ def _is_word(key: str) -> bool:
 def _literal(key: str) -> str:
     """``key`` as a whole word: not inside ``num_heads`` or ``heads2``."""
     before = r"(?<![A-Za-z0-9_])" if re.match(r"\w", key) else ""
-    after = r"(?![A-Za-z0-9_])" if re.search(r"\w$", key) else ""
+    after = r"(?![A-Za-z_])" if re.search(r"\w$", key) else ""  # "rate x" fits "rate x10"
     return before + re.escape(key) + after
 
 
