@@ -41,7 +41,7 @@ from posenc.course.figures.frame_contract import (
     VIEW_MIME,
 )
 from posenc.course.figures.style import TRANSLATED_KEY
-from posenc.course.i18n import keep_language, translate
+from posenc.course.i18n import interface_text, keep_language, translate
 
 # the theme writes this tag from a template macro, not through app.add_js_file
 _FONTAWESOME_JS = re.compile(
@@ -196,6 +196,19 @@ def edition(language: str | None) -> str:
     return language if language in EDITIONS else "en"
 
 
+_UI_ATTRIBUTE = re.compile(r'((?:aria-label|title|placeholder)=")([^"<>]*)(")')
+
+
+def interface_language(html: str, lang: str) -> str:
+    """``html`` with the theme's interface strings (``aria-label``, ``title`` and
+    ``placeholder`` values such as "Link to this heading") in ``lang``
+    (:func:`posenc.course.i18n.interface_text`)."""
+    if lang == "en":
+        return html
+    return _UI_ATTRIBUTE.sub(lambda m: m.group(1) + interface_text(m.group(2), lang)
+                             + m.group(3), html)
+
+
 def language_switch(html: str, rel_path: str, language: str) -> str:
     """``html`` (the page at ``rel_path`` under its edition's root) with a link to the same
     page in the other edition: a button in the article header and an ``alternate`` link
@@ -255,6 +268,7 @@ def _finish_pages(app, exception):
         text = page.read_text(encoding="utf-8")
         new = keep_language(_FONTAWESOME_JS.sub("", text), lang)
         new = _CAPTION.sub(lambda m: m.group(1) + caption(m.group(2)) + m.group(3), new)
+        new = interface_language(new, lang)
         if page.name != "index.html" or page.parent != outdir:  # not the redirect
             new = language_switch(new, page.relative_to(outdir).as_posix(),
                                   app.config.language)

@@ -97,7 +97,7 @@ def test_chinese_sidebar_names_the_parts_in_chinese():
 
 
 #: English words a Chinese page's interface may show: names, as the text writes them
-UI_LATIN = {"RoPE", "ALiBi", "Jupyter", "JupyterLab", "Python", "GitHub", "PDF", "ipynb", "md",
+UI_LATIN = {"English", "Ctrl", "RoPE", "ALiBi", "Jupyter", "JupyterLab", "Python", "GitHub", "PDF", "ipynb", "md",
             "Binder", "Colab", "KERPLE", "FIRE", "CoPE", "token", "base", "NTK", "YaRN"}
 
 

@@ -21,6 +21,7 @@ translated here, from one table, ``locale/zh.json`` beside this module:
   output and exercise agree. A tick label made of them, or a quoted run of them
   (``"I love you"``), stays English and is not untranslated.
 * ``latin``: the words that stay in Latin script in Chinese text (RoPE, ALiBi, YaRN ...).
+* ``interface``: the site theme's strings its own Chinese catalogue lacks (:func:`interface_text`).
 
 Half-width ``:``, ``,``, ``;``, ``?`` beside Chinese text become full-width, and so do
 parentheses around Chinese (not a function's: ``cos(角度)``).
@@ -58,7 +59,7 @@ from .figures.fonts import CJK_FONTS, cjk_font
 
 __all__ = ["LANGUAGES", "BUILD_ENV", "LANGUAGE_ENV", "MISSING_ENV", "SEEN_ENV", "CJK_FONTS",
            "set_language", "language", "output_languages", "translate", "leftover_english",
-           "marked", "keep_language", "translated_figure", "cjk_font"]
+           "marked", "keep_language", "interface_text", "translated_figure", "cjk_font"]
 
 #: The course's languages: English (the source) and Simplified Chinese.
 LANGUAGES = ("en", "zh")
@@ -116,6 +117,7 @@ class _Table:
         self.labels = data.get("labels", {})
         self.latin = frozenset(data.get("latin", []))
         self.examples = frozenset(data.get("examples", []))
+        self.interface = data.get("interface", {})
         single = sorted(k for k in self.phrases if _is_word(k))
         if single:
             raise ValueError(f"{TABLE.name}: phrases must be more than one word (one word "
@@ -242,6 +244,14 @@ def _translated(text: str, table: _Table) -> str:
     out = "".join(parts)
     # no space beside full-width punctuation ("正确。 注意力" -> "正确。注意力")
     return re.sub(r"(?<=[，。：；？！）（、])[ ]+|[ ]+(?=[，。：；？！）（、])", "", out)
+
+
+def interface_text(text: str, lang: str) -> str:
+    """The site theme's interface string ``text`` (a button's label, a link's title) in
+    ``lang``: the table's ``interface`` entries, for what the theme's own catalogue leaves
+    English (``"Link to this heading"``)."""
+    _check_language(lang)
+    return text if lang == "en" else _table().interface.get(text, text)
 
 
 def leftover_english(text: str) -> list[str]:

@@ -150,7 +150,8 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
         params = _params(names, values, combo)
         frames[combo] = widgets.HTML(marked({
             lang: _frame_html(image[lang], scale, translate(title, lang), {
-                translate(labels.get(n, n), lang): v for n, v in params.items()})
+                translate(labels.get(n, n), lang): translate(format_value(v), lang)
+                for n, v in params.items()}, lang)
             for lang in langs}))
 
     # the site's build draws in both languages; its Chinese pages translate the labels
@@ -182,14 +183,16 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     return box
 
 
-def _frame_html(image: bytes, scale: float, title: str, shown: dict) -> str:
+def _frame_html(image: bytes, scale: float, title: str, shown: dict, lang: str = "en") -> str:
     """One frame: an ``<img>`` whose alt text names each slider as it is labelled on the page,
-    with the value it shows."""
+    with the value it shows as the slider shows it (``shown``: label -> value label), in
+    ``lang``'s punctuation."""
     width, height = _image_size(image)
     mime = "webp" if image[8:12] == b"WEBP" else "png"
     data = base64.b64encode(image).decode("ascii")
-    alt = html.escape(f"{title}: " + ", ".join(
-        f"{label}={format_value(v)}" for label, v in shown.items()), quote=True)
+    colon, comma = ("：", "，") if lang == "zh" else (": ", ", ")
+    alt = html.escape(f"{title}{colon}" + comma.join(
+        f"{label}={value}" for label, value in shown.items()), quote=True)
     return (f'<img class="{FRAME_CLASS}" src="data:image/{mime};base64,{data}" '
             f'alt="{alt}" title="{alt}" width="{round(width * scale)}" '
             f'height="{round(height * scale)}" style="max-width:100%;height:auto">')
