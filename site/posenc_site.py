@@ -209,6 +209,23 @@ def interface_language(html: str, lang: str) -> str:
                              + m.group(3), html)
 
 
+_EMPHASIS = re.compile(r"<em>([^<]*)</em>")
+_LATIN_RUN = re.compile(r"[\x21-\x7e→][\x20-\x7e→]*[\x21-\x7e→]|[\x21-\x7e]")
+
+
+def latin_in_emphasis(html: str) -> str:
+    """Each Latin run inside an ``<em>`` of a Chinese page marked ``posenc-latin``: the
+    Chinese pages draw emphasis as dots under the characters (posenc.css), which Latin
+    text does not take; it keeps its italics instead (*Run → Run All Cells*)."""
+    def mark(m):
+        inner = _LATIN_RUN.sub(lambda r: f'<span class="posenc-latin">{r.group(0)}</span>'
+                               if re.search(r"[A-Za-z0-9]", r.group(0)) else r.group(0),
+                               m.group(1))
+        return f"<em>{inner}</em>"
+
+    return _EMPHASIS.sub(mark, html)
+
+
 def language_switch(html: str, rel_path: str, language: str) -> str:
     """``html`` (the page at ``rel_path`` under its edition's root) with a link to the same
     page in the other edition: a button in the article header and an ``alternate`` link
@@ -269,6 +286,8 @@ def _finish_pages(app, exception):
         new = keep_language(_FONTAWESOME_JS.sub("", text), lang)
         new = _CAPTION.sub(lambda m: m.group(1) + caption(m.group(2)) + m.group(3), new)
         new = interface_language(new, lang)
+        if lang == "zh":
+            new = latin_in_emphasis(new)
         if page.name != "index.html" or page.parent != outdir:  # not the redirect
             new = language_switch(new, page.relative_to(outdir).as_posix(),
                                   app.config.language)

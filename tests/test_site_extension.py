@@ -131,3 +131,12 @@ def test_the_theme_strings_its_catalogue_lacks_read_in_chinese_on_chinese_pages(
     zh = interface_language(page, "zh")
     assert 'title="链接到此标题"' in zh and zh.count("搜索本书…") == 2
     assert 'title="an unknown string"' in zh  # left for the browser test to report
+
+
+def test_latin_inside_chinese_emphasis_keeps_italics_instead_of_dots():
+    from posenc_site import latin_in_emphasis
+
+    html = "<p>用 <em>Run → Run All Cells</em> 运行；<em>不能</em>说明；<em>x</em></p>"
+    assert latin_in_emphasis(html) == (
+        '<p>用 <em><span class="posenc-latin">Run → Run All Cells</span></em> 运行；'
+        '<em>不能</em>说明；<em><span class="posenc-latin">x</span></em></p>')

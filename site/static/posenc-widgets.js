@@ -31,7 +31,8 @@
       contents: "Course contents",
       fullSize: "Figure, full size: ",
       closeFigure: "Close the full-size figure",
-      missing: "missing widget {name}"
+      missing: "missing widget {name}",
+      toggleHidden: "Toggle hidden content"
     },
     zh: {
       needsKernel: "这个输出（{name}）需要运行中的 Jupyter 内核。",
@@ -41,7 +42,8 @@
       contents: "课程目录",
       fullSize: "原尺寸图：",
       closeFigure: "关闭原尺寸图",
-      missing: "缺少组件 {name}"
+      missing: "缺少组件 {name}",
+      toggleHidden: "显示或隐藏内容"
     }
   };
   var LANG = /^zh/i.test(document.documentElement.lang || "") ? "zh" : "en";
@@ -445,6 +447,9 @@
    * - The theme's logo sits outside every landmark ("region" in axe-core): the primary
    *   sidebar that holds it becomes a labelled complementary landmark. */
   function labelQuizInputs(root) {
+    // sphinx-togglebutton labels its buttons in English, whatever the page's language
+    root.querySelectorAll('button.toggle-button[aria-label="Toggle hidden content"]')
+      .forEach(function (button) { button.setAttribute("aria-label", say("toggleHidden")); });
     root.querySelectorAll(".Quiz input.Input-text").forEach(function (input) {
       var label = input.previousElementSibling;
       if (input.labels && input.labels.length) return;
@@ -458,8 +463,8 @@
       sidebar.setAttribute("role", "complementary");
       sidebar.setAttribute("aria-label", say("contents"));
     }
-    if (!document.querySelector(".cell_output")) return;
     labelQuizInputs(document);
+    if (!document.querySelector(".cell_output")) return;
     if (window.MutationObserver) {  // the questions are drawn by their own script, later
       var observer = new MutationObserver(function () { labelQuizInputs(document); });
       observer.observe(document.body, { childList: true, subtree: true });
