@@ -97,8 +97,9 @@ def test_chinese_sidebar_names_the_parts_in_chinese():
 
 
 #: English words a Chinese page's interface may show: names, as the text writes them
-UI_LATIN = {"English", "Ctrl", "RoPE", "ALiBi", "Jupyter", "JupyterLab", "Python", "GitHub", "PDF", "ipynb", "md",
-            "Binder", "Colab", "KERPLE", "FIRE", "CoPE", "token", "base", "NTK", "YaRN"}
+UI_LATIN = {"English", "Ctrl", "RoPE", "ALiBi", "Jupyter", "JupyterLab", "Python", "GitHub",
+            "PDF", "ipynb", "md", "Binder", "Colab", "KERPLE", "FIRE", "CoPE", "token", "base",
+            "NTK", "YaRN"}
 
 
 def test_a_chinese_page_has_no_english_interface(visit):
