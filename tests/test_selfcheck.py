@@ -1,11 +1,20 @@
 """Self-check questions: well formed, one right answer, numbers that agree with posenc."""
 
 import math
+import re
 
 import numpy as np
 import pytest
 
-from posenc.course.selfcheck import CHAPTERS, correct_answer, questions
+from posenc.course.selfcheck import (
+    CHAPTERS,
+    correct_answer,
+    question,
+    question_ids,
+    questions,
+    quiz_html,
+    translated_questions,
+)
 
 
 @pytest.mark.parametrize("chapter", list(CHAPTERS))
@@ -31,31 +40,35 @@ def test_answers_are_not_always_in_the_same_place():
 
 def test_numeric_answers_match_the_formulas():
     # independent of posenc: the paper's formulas written out here
-    q = questions("02_sinusoidal")[1]
+    q = question("sinusoidal.pair-16-wavelength")
     assert correct_answer(q) == pytest.approx(2 * math.pi * 10000 ** (32 / 64))
-    slopes = questions("06_alibi")[0]
+    slopes = question("alibi.head-1-slope")
     assert correct_answer(slopes) == pytest.approx(2 ** (-8 / 8))
-    assert correct_answer(questions("06_alibi")[1]) == pytest.approx(-0.5 * 3)
-    assert correct_answer(questions("05_rope_scaling")[2]) == pytest.approx(
+    assert correct_answer(question("alibi.query-5-key-2-bias")) == pytest.approx(-0.5 * 3)
+    assert correct_answer(question("rope_scaling.yarn-attention-factor")) == pytest.approx(
         round(0.1 * math.log(8) + 1, 2))
     theta = 10000.0 ** (-np.arange(0, 128, 2) / 128)
-    assert correct_answer(questions("04_rope")[1]) == float((4096 * theta < 2 * math.pi).sum())
-    assert correct_answer(questions("03_learned")[0]) == 512 * 768
+    assert correct_answer(question("rope.pairs-under-one-turn")) == float(
+        (4096 * theta < 2 * math.pi).sum())
+    assert correct_answer(question("learned.table-parameter-count")) == 512 * 768
 
 
 def test_numeric_answers_of_the_later_chapters_match_the_formulas():
     # the chapters' formulas written out here, independent of posenc
-    today, grid, biases = (questions(c) for c in
-                           ("10_rope_today", "11_rope_2d_3d", "12_learned_biases"))
+    def answer(question_id):
+        return correct_answer(question(question_id))
+
     theta = 500000.0 ** (-np.arange(0, 128, 2) / 128)
-    assert correct_answer(today[0]) == float((4096 * theta < 2 * math.pi).sum())
-    assert correct_answer(today[2]) == pytest.approx(round((0.4 / 1.4) ** 2, 3))
-    assert correct_answer(grid[0]) == pytest.approx(round(100 ** (-12 / 32), 3))
-    assert correct_answer(grid[2]) == 5 + max(4, 6)  # the image starts at 5 and uses max(h, w)
-    assert correct_answer(biases[1]) == pytest.approx(round(-math.log(100), 2))
+    assert answer("rope_today.llama-3-slow-pairs") == float((4096 * theta < 2 * math.pi).sum())
+    assert answer("rope_today.xpos-decay") == pytest.approx(round((0.4 / 1.4) ** 2, 3))
+    assert answer("rope_2d_3d.axial-row-turn") == pytest.approx(round(100 ** (-12 / 32), 3))
+    # the image starts at 5 and uses max(h, w)
+    assert answer("rope_2d_3d.mrope-id-after-image") == 5 + max(4, 6)
+    assert answer("learned_biases.kerple-log-bias") == pytest.approx(round(-math.log(100), 2))
     fire = math.log(0.1 * 100 + 1) / math.log(0.1 * 512 + 1)  # below L: normalised by psi(L)
-    assert correct_answer(biases[2]) == pytest.approx(round(fire, 2))
-    assert correct_answer(biases[3]) == 2  # the stops at 3 and 9 both lie in keys 1..9
+    assert answer("learned_biases.fire-input-below-threshold") == pytest.approx(round(fire, 2))
+    # the stops at 3 and 9 both lie in keys 1..9
+    assert answer("learned_biases.cope-position") == 2
 
 
 def test_every_chapter_of_the_book_has_questions():
@@ -79,11 +92,11 @@ def test_chapter_8_questions_stay_right_after_a_reader_registers_a_method():
             i, j = torch.arange(q.shape[-2]), torch.arange(k.shape[-2])
             return -torch.log1p((i[:, None] - j[None, :]).abs().to(q.dtype))
 
-    before = correct_answer(questions("08_side_by_side")[0])
+    before = correct_answer(question("side_by_side.parameter-free-methods"))
     register_position("free_test_method", FixedLogBias, label="a test", color="#999999",
                       replace=True)
     try:
-        assert correct_answer(questions("08_side_by_side")[0]) == before
+        assert correct_answer(question("side_by_side.parameter-free-methods")) == before
     finally:
         unregister_position("free_test_method")
     assert before == "sinusoidal, RoPE, ALiBi"  # the three formulas among the six methods
@@ -94,20 +107,85 @@ def test_unknown_chapter():
         questions("10_nope")
 
 
+# --- Every question has a stable id: its chapter's module, a dot, a slug ---
+
+SLUG_ID = re.compile(r"[a-z][a-z0-9_]*\.[a-z0-9]+(-[a-z0-9]+)*")  # rope.pairs-under-one-turn
+
+
+def _module_name(chapter):
+    return chapter.split("_", 1)[1]  # 04_rope -> rope: a module name cannot start with a digit
+
+
+def test_question_ids_are_unique_across_the_course_and_look_stable():
+    ids = [q["id"] for c in CHAPTERS for q in questions(c)]
+    assert len(ids) == len(set(ids)) and len(ids) >= 3 * len(CHAPTERS)
+    for chapter in CHAPTERS:
+        for question_id in question_ids(chapter):
+            assert SLUG_ID.fullmatch(question_id) and len(question_id) <= 50, question_id
+            assert question_id.split(".")[0] == _module_name(chapter), question_id
+            assert not re.search(r"\d{2}_", question_id), question_id  # no chapter number
+
+
+def test_a_malformed_id_is_refused():
+    from posenc.course.questions._format import mc, number
+
+    with pytest.raises(ValueError, match="question id"):
+        mc("rope.Fastest Pair", "Q?", "yes", {"no": "because"}, "why")
+    with pytest.raises(ValueError, match="question id"):
+        number("pairs-under-one-turn", "Q?", 1.0, 0.5, "why", "hint")  # no module
+
+
+def test_every_chapter_has_its_module_of_questions():
+    import importlib
+    import pkgutil
+
+    import posenc.course.questions as package
+
+    for chapter in CHAPTERS:
+        module = importlib.import_module(f"posenc.course.questions.{_module_name(chapter)}")
+        assert module.CHAPTER == chapter and CHAPTERS[chapter] is module.questions
+    modules = {m.name for m in pkgutil.iter_modules(package.__path__)
+               if not m.name.startswith("_")}
+    assert modules == {_module_name(c) for c in CHAPTERS}  # and none without a chapter
+
+
+def test_a_question_is_found_by_its_id_in_its_place():
+    for chapter in CHAPTERS:
+        assert [question(i) for i in question_ids(chapter)] == questions(chapter)
+
+
+def test_an_unknown_id_names_the_chapter_and_its_ids():
+    with pytest.raises(KeyError, match="04_rope") as raised:
+        question("rope.fastest-pair-wavelength")
+    for known in question_ids("04_rope"):
+        assert known in str(raised.value)
+    with pytest.raises(KeyError, match="rope_scaling") as raised:
+        question("scaling.yarn-attention-factor")  # the module is rope_scaling
+    assert all(_module_name(c) in str(raised.value) for c in CHAPTERS)
+
+
+def test_ids_stay_out_of_the_page():
+    # the id is the course's name for a question; the reader's page is as it was before ids
+    html, script = quiz_html("05_rope_scaling", "zh")
+    assert not any(i in html or i in script for i in question_ids("05_rope_scaling"))
+    assert all(q["id"] for q in translated_questions("05_rope_scaling", "zh"))
+
+
 
 def test_numeric_answers_of_chapter_13_match_the_formulas():
-    long_context = questions("13_long_context")
-    assert correct_answer(long_context[0]) == pytest.approx(round(100 / 15, 1))
-    assert correct_answer(long_context[2]) == pytest.approx(round((0.1 * math.log(4) + 1) ** 2,
-                                                                  2))
+    assert correct_answer(question("long_context.content-chance")) == pytest.approx(
+        round(100 / 15, 1))
+    assert correct_answer(question("long_context.yarn-score-scale")) == pytest.approx(
+        round((0.1 * math.log(4) + 1) ** 2, 2))
     # the order-blind reader's best on the positional task: measured, not derived
     from posenc import retrieval
     from posenc.data import load_stdlib_corpus
     batch = retrieval.evaluation_batch(load_stdlib_corpus().heldout, 64, [5, 20, 40], 400,
                                        seed=3, num_pairs=4, task="positional")
     measured = 100 * retrieval.oracle_accuracy(batch, retrieval.order_blind_answer)
-    assert "4 pairs" in long_context[4]["question"]
-    assert abs(correct_answer(long_context[4]) - measured) < 4  # 1,200 sequences
+    order_blind = question("long_context.order-blind-best")
+    assert "4 pairs" in order_blind["question"]
+    assert abs(correct_answer(order_blind) - measured) < 4  # 1,200 sequences
 
 
 # --- How the questions are drawn: contrast (WCAG AA) and no request to another origin ---
@@ -171,15 +249,15 @@ def _answer(q, start):
 
 def test_numbers_in_the_understanding_questions_match_the_formulas():
     # written out here from the papers, independent of posenc
-    alibi = questions("06_alibi")
     slopes = [2 ** (-8 * h / 8) for h in range(1, 9)]  # Press et al.: 2^(-8h/n)
-    assert correct_answer(alibi[3]).startswith(f"It shrinks from {-slopes[0] * 7:g} to "
-                                               f"{-slopes[-1] * 7:.3f}")
+    assert correct_answer(question("alibi.slider-farthest-key")).startswith(
+        f"It shrinks from {-slopes[0] * 7:g} to {-slopes[-1] * 7:.3f}")
     weights = [math.exp(-slopes[0] * r) for r in range(64)]  # bias-only softmax, head 1
     total, span = sum(weights), 0
     while sum(weights[:span]) < 0.9 * total:
         span += 1
-    assert f"nearest {span} keys" in _answer(alibi[4], "Steep")["feedback"]
+    assert f"nearest {span} keys" in _answer(question("alibi.why-many-slopes"),
+                                             "Steep")["feedback"]
 
     def t5_bucket(d, max_distance, num_buckets=32):  # Raffel et al.'s bidirectional bucket
         half = num_buckets // 2
@@ -190,23 +268,28 @@ def test_numbers_in_the_understanding_questions_match_the_formulas():
                             * (half - exact))
         return base + min(large, half - 1)
 
-    t5 = _answer(questions("07_relative")[3], "Near")["feedback"]
+    t5 = _answer(question("relative.t5-max-distance"), "Near")["feedback"]
     assert (f"share bucket {t5_bucket(500, 128)}; with 1024 they get {t5_bucket(500, 1024)} "
             f"and {t5_bucket(1000, 1024)}") in t5
     assert t5_bucket(500, 1024) != t5_bucket(1000, 1024)
 
-    fire = _answer(questions("12_learned_biases")[4], "About 1")["feedback"]
+    fire = _answer(question("learned_biases.fire-without-threshold"), "About 1")["feedback"]
     half = math.log(0.1 * 50 + 1) / math.log(0.1 * 100 + 1)  # Li et al.: psi(i-j)/psi(i), L=0
     assert f"gives {half:.3f}" in fire
 
 
 def test_chapter_5_self_extend_question_matches_longlm_formula():
     # LongLM: group query position i // G + w - w // G, group key position j // G
-    assert correct_answer(questions("05_rope_scaling")[3]) == 11 // 2 + 4 - 4 // 2 - 0 // 2
+    assert correct_answer(question("rope_scaling.self-extend-distance")) == \
+        11 // 2 + 4 - 4 // 2 - 0 // 2
 
 
 def test_numeric_answers_of_chapter_14_match_the_formulas():
-    local_global = questions("14_local_global")
-    assert correct_answer(local_global[0]) == 3 * (5 - 1)  # k layers x (window - 1)
-    assert correct_answer(local_global[3]) == pytest.approx(round(1 + 0.1 * math.log(129), 2))
-    assert correct_answer(local_global[4]) == pytest.approx(round(6 / 9, 2))
+    def answer(question_id):
+        return correct_answer(question(question_id))
+
+    # k layers x (window - 1)
+    assert answer("local_global.sliding-window-reach") == 3 * (5 - 1)
+    assert answer("local_global.nope-temperature") == pytest.approx(
+        round(1 + 0.1 * math.log(129), 2))
+    assert answer("local_global.sink-weight") == pytest.approx(round(6 / 9, 2))

@@ -6,7 +6,9 @@ needs, with its own dependencies (matplotlib, ipywidgets, jupyterquiz; the ``cou
 extra, which ``lab`` includes):
 
 * :mod:`posenc.course.figures` -- every drawing function and the kernel-free slider figures;
-* :mod:`posenc.course.selfcheck` -- each chapter's self-check questions;
+* :mod:`posenc.course.selfcheck` -- each chapter's self-check questions, as the notebooks show
+  them: the questions in :mod:`posenc.course.questions` (one module per chapter, every
+  question with a stable id), drawn by :mod:`posenc.course.quiz`;
 * :mod:`posenc.course.results` -- the committed experiment results the chapters load.
 
 Nothing in core ``posenc`` imports from here.

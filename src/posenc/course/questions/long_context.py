@@ -1,0 +1,79 @@
+"""Self-check questions of chapter 13, "Train short, test long, take three" (``13_long_context``).
+
+Each has the id ``"long_context.<slug>"``; the numbers are computed from ``posenc``."""
+
+from __future__ import annotations
+
+from ._format import mc, number
+
+#: The chapter these questions end (its notebook, without .ipynb).
+CHAPTER = "13_long_context"
+
+
+def questions() -> list[dict]:
+    """The chapter's questions in their order on the page: jupyterquiz's dicts, each
+    with its ``id``."""
+    from ...experiments.extrapolation import PRESETS
+    from ...retrieval import VALUE_BYTES
+    from ...scaling import yarn_attention_factor
+
+    chance = 100.0 / VALUE_BYTES.shape[1]
+    pairs = PRESETS["main"].retrieval_pairs  # chapter 13's sequences
+    score_scale = yarn_attention_factor(4.0) ** 2
+    return [
+        number("long_context.content-chance",
+               "In the content retrieval task every key has its own 15 values. What accuracy "
+               "(in %) does a model get that always answers with one of the query key's values, "
+               "picked at random?", round(chance, 1), 0.2,
+               f"1 in 15: {chance:.1f} %. Anything above that used the sequence.",
+               "Count the values a key can have; the model guesses uniformly among them."),
+        mc("long_context.flat-loss-low-retrieval",
+           "A model's held-out loss stays flat from 1× to 8× the training length, but its "
+           "retrieval accuracy falls to near chance at long distances. What is the most "
+           "likely reading?",
+           "It predicts well from nearby text and does not reach the far tokens",
+           {"It has learnt to use the whole window": "Then it would find the answer far "
+                                                     "back as well as near.",
+            "The retrieval test is broken at long lengths": "The same sequences score well "
+                                                           "for other models; the test is the "
+                                                           "same at every length."},
+           "Most next bytes are predictable from the last few dozen; flat loss says nothing "
+           "about the far ones, retrieval does (ALiBi's recency bias is the textbook case).",
+           understanding=True),
+        number("long_context.yarn-score-scale",
+               "YaRN at factor s = 4 multiplies the rotated queries and keys by "
+               "0.1·ln(s) + 1. By what factor are the attention scores multiplied? "
+               "(two decimals)", round(score_scale, 2), 0.011,
+               f"Both q and k are scaled, so the scores by (0.1·ln 4 + 1)² = {score_scale:.3f}.",
+               "q and k are both multiplied: square the factor."),
+        mc("long_context.seed-spread",
+           "Two methods score 62 % and 60 % retrieval accuracy at 4× the training length; "
+           "over the seeds each score moves by about ±5 points. What can you conclude?",
+           "Not which is better: the gap is inside the seed-to-seed spread",
+           {"The first method is better": "One seed's 2 points are smaller than the spread "
+                                          "between seeds of the same method.",
+            "They are the same method in effect": "The error bars overlap, which says the "
+                                                  "runs cannot tell them apart, not that "
+                                                  "they are equal."},
+           "This is why the chapter trains several seeds and draws error bars before ranking "
+           "methods.",
+           understanding=True),
+        number("long_context.order-blind-best",
+               f"On the positional task a sequence has {pairs} pairs whose values are shared "
+               "by all keys. A reader sees which bytes the context holds and how often, but not "
+               "their order. What accuracy (in %) can it reach at best?", 100 / pairs, 0.5,
+               f"{100 / pairs:.0f} %: swapping two pairs' values leaves the bytes the same and "
+               f"changes the answer, so it can only pick one of the {pairs} values present.",
+               "Which values could be the answer, if you cannot see which key each follows?"),
+        mc("long_context.content-not-position",
+           "A method scores 95 % on the content task and 25 % on the positional task (4 "
+           "pairs). What has it learned?",
+           "To find the byte that belongs to the query key, not to use where it sits",
+           {"To use position, but not far back": "Then it would score above chance on the "
+                                                "positional task at short distances.",
+            "Nothing: both scores are chance": "Chance on the content task is 1/15, 6.7 %; "
+                                               "95 % is a real look-up."},
+           "The content task is solved by a bag of bytes; the positional one needs order. A "
+           "gap between them is a model that looks up content without binding it by position.",
+           understanding=True),
+    ]
