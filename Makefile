@@ -50,9 +50,9 @@ $(STAMP): requirements.txt pyproject.toml site/jupyterlab/posenc-course.json
 	touch $(STAMP)
 
 # The site. -W: any warning (a broken reference, a failing cell) fails the build.
-# Every notebook is executed afresh, two at a time (site/execute_notebooks.py fills the
+# Every notebook is executed afresh, two at a time (site/posenc_site/execute.py fills the
 # execution cache from an empty one), then Jupyter Book builds from that cache.
-# Then the Chinese edition into _build/html/zh (site/i18n.py): from the same execution, no
+# Then the Chinese edition into _build/html/zh (site/posenc_site/i18n.py): from the same execution, no
 # kernel runs again; it fails on any figure or question text that has no Chinese.
 CACHED_CONFIG := .config_cached.yml
 book: $(STAMP) fonts execute
@@ -61,7 +61,7 @@ book: $(STAMP) fonts execute
 	@# of notebooks whose source did not change)
 	@# the two editions' Sphinx builds side by side: both only read the execution cache
 	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) --all -W -n --keep-going & \
-		$(BIN)/python site/i18n.py build; zh=$$?; wait $$! && exit $$zh
+		$(BIN)/python -m posenc_site.i18n build; zh=$$?; wait $$! && exit $$zh
 	@echo
 	@echo "The site is in _build/html (the Chinese edition in _build/html/zh):"
 	@echo "open file://$(CURDIR)/_build/html/index.html"
@@ -69,46 +69,46 @@ book: $(STAMP) fonts execute
 
 # Every notebook executed afresh into the build's execution cache (make book's first step)
 execute: $(STAMP) fonts
-	$(BIN)/python site/execute_notebooks.py --fresh
+	$(BIN)/python -m posenc_site.execute --fresh
 
 # Same build, but notebooks are re-executed only when their code cells changed.
 # Caveat: an edit to src/posenc does NOT re-run the notebooks; use `make book` for that.
 book-cached: $(STAMP) fonts
 	@# beside _config.yml, because paths in it (local_extensions) are relative to it
 	sed 's/^  execute_notebooks: force.*/  execute_notebooks: cache/' _config.yml > $(CACHED_CONFIG)
-	$(BIN)/python site/execute_notebooks.py
+	$(BIN)/python -m posenc_site.execute
 	$(BIN)/jupyter-book build . --config $(CACHED_CONFIG) -W -n --keep-going
-	$(BIN)/python site/i18n.py build
+	$(BIN)/python -m posenc_site.i18n build
 
 # ruff, and every chapter as committed: header, self-check cells, no outputs, kernelspec
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks book site tools
-	$(BIN)/python tools/notebooks.py check
-	$(BIN)/python site/i18n.py check
+	$(BIN)/ruff check src tests benchmarks book site
+	$(BIN)/python -m posenc_site.notebooks check
+	$(BIN)/python -m posenc_site.i18n check
 
 # The Chinese edition after an English change: refresh the catalogues, then translate what
-# `python site/i18n.py check` lists (locale/zh_CN/LC_MESSAGES/book/*.po)
+# `python -m posenc_site.i18n check` lists (locale/zh_CN/LC_MESSAGES/book/*.po)
 translations: $(STAMP)
-	$(BIN)/python site/i18n.py update
-	-$(BIN)/python site/i18n.py check
+	$(BIN)/python -m posenc_site.i18n update
+	-$(BIN)/python -m posenc_site.i18n check
 
 # fonts: the unit tests draw Chinese figures (tests/test_i18n.py)
 unit: $(STAMP) fonts
 	$(BIN)/python -m pytest tests -q --ignore=tests/browser --ignore=tests/local
 
 # nbval runs every cell of every notebook; cells tagged nbval-check-output must print
-# exactly their golden output (tests/golden/, see tools/notebooks.py golden).
+# exactly their golden output (tests/golden/, see site/posenc_site/notebooks.py golden).
 # Draft frames: every slider combination is drawn but only its figure's first frame is
 # rasterised (posenc.course.figures.sliders); `make book` renders every frame for real.
 notebooks: $(STAMP)
-	$(BIN)/python tools/notebooks.py golden prepare
+	$(BIN)/python -m posenc_site.notebooks golden prepare
 	cd _build/nbval && POSENC_DRAFT_FRAMES=1 ../../$(BIN)/python -m pytest book -q -p no:cacheprovider \
 		--rootdir=. --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with ../../tests/nbval_sanitize.cfg
 
 # After an intended change to a taught number: make book, then make golden, review the diff.
 golden: $(STAMP)
-	$(BIN)/python tools/notebooks.py golden update
+	$(BIN)/python -m posenc_site.notebooks golden update
 
 # Debian's Chromium drives the browser tests (never `playwright install`).
 chromium:
@@ -158,7 +158,7 @@ lab: $(STAMP) git-filter
 
 git-filter:
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
-		git config filter.posenc-notebook.clean "$(CURDIR)/$(BIN)/python tools/notebooks.py strip"; \
+		git config filter.posenc-notebook.clean "$(CURDIR)/$(BIN)/python -m posenc_site.notebooks strip"; \
 		git config filter.posenc-notebook.smudge cat; \
 	fi
 

@@ -29,7 +29,7 @@ STAGES = {
     "venv": "-m venv",
     "lint": "ruff check",
     "unit + nbval + local": "unit notebooks local",
-    "build": "site/execute_notebooks.py --fresh",
+    "build": "site/posenc_site/execute.py --fresh",
     "browser": "-m 'not budget'",
     "budgets": "-m budget",
 }

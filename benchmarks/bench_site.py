@@ -3,7 +3,7 @@
     make bench          (or: .venv/bin/python benchmarks/bench_site.py [--skip-build])
 
 1. Full clean build (``make book``: every notebook executed afresh, two at a time, by
-   ``site/execute_notebooks.py --fresh``, then ``jupyter-book build`` -W from that cache).
+   ``site/posenc_site/execute.py --fresh``, then ``jupyter-book build`` -W from that cache).
    Budget: <= 150 s on 2 quiet cores for 13 chapters. The load average (``uptime``) is
    recorded beside it: on a shared machine the number means little without it.
 2. Cached rebuild with nothing changed (``make book-cached`` run twice; the second
@@ -29,14 +29,10 @@ import json
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "site"))
-
-from sitecheck import (  # noqa: E402
+from posenc_site.sitecheck import (
     JS_ARM_LATENCY,
     JS_FIGURE_PREFETCHED,
     JS_SLIDERS,
@@ -48,8 +44,9 @@ from sitecheck import (  # noqa: E402
     serve,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
-FRAMES = "/posenc-frames/"  # site/posenc_site.py FRAMES_DIR
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+FRAMES = "/posenc-frames/"  # site/posenc_site/pages.py FRAMES_DIR
 
 
 def timed(cmd: list[str]) -> float:

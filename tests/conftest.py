@@ -37,10 +37,8 @@ def fig():
     plt.close(f)
 
 
-# tests/ helpers, and tools/notebooks.py (the notebook tool: test_notebooks_tool.py and
-# test_notebooks_clean.py import it)
+# tests/ helpers (test_figures_legibility's SLIDER_FIGURES, imported by other tests)
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))

@@ -6,8 +6,8 @@ exercise's solution crashed; a method without a cost formula is now measured."""
 from pathlib import Path
 
 import matplotlib
-import notebooks
 import pytest
+from posenc_site import notebooks
 
 import posenc.experiments.extrapolation as extrapolation
 from posenc.nn import POSITIONS
@@ -19,7 +19,7 @@ BOOK = Path(__file__).resolve().parents[1] / "book"
 
 def chapter_code(path: Path) -> list[str]:
     """The chapter's code, in reading order: code cells, and each solution's Python (as
-    tools/notebooks.py stages them for nbval)."""
+    site/posenc_site/notebooks.py stages them for nbval)."""
     nb = notebooks.read_notebook(path)
     notebooks.add_solution_cells(nb, path.name)
     return [cell.source for cell in nb.cells if cell.cell_type == "code"]

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from notebooks import read_notebook  # tools/ (tests/conftest.py)
+from posenc_site.notebooks import read_notebook
 
 from posenc.course.figures.catalogue import SLIDERS, SliderFigure
 

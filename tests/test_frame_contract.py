@@ -3,7 +3,6 @@ pieces actually use: the widgets sliders.py makes, the Sphinx extension's patter
 names the site's JavaScript looks for."""
 
 import re
-import sys
 from pathlib import Path
 
 from posenc.course.figures import frame_contract as contract
@@ -44,8 +43,7 @@ def _walk(w):
 
 
 def test_the_extension_uses_the_contract():
-    sys.path.insert(0, str(ROOT / "site"))
-    import posenc_site
+    from posenc_site import pages as posenc_site
 
     assert posenc_site.FRAMES_DIR == contract.FRAMES_DIR
     assert contract.STATE_MIME in posenc_site._STATE.pattern.replace("\\", "")

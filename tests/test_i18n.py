@@ -1,9 +1,9 @@
-"""The Chinese edition's course layer (posenc.course.i18n) and its catalogues (site/i18n.py)."""
+"""The Chinese edition's course layer (posenc.course.i18n) and its catalogues
+(posenc_site.i18n)."""
 
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -21,9 +21,8 @@ from posenc.course.figures.style import COURSE_RC, FRAME_DPI  # noqa: E402
 from posenc.course.selfcheck import CHAPTERS, translated_questions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "site"))
-import i18n as site_i18n  # noqa: E402
-from posenc_site import language_switch  # noqa: E402
+from posenc_site import i18n as site_i18n  # noqa: E402
+from posenc_site.pages import language_switch  # noqa: E402
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -313,7 +312,7 @@ def test_the_quiz_script_speaks_the_pages_language():
 
 
 def test_the_quick_chinese_search_indexes_as_sphinx_does():
-    """site/i18n.py's search language (Latin words kept in a set) splits and stems every
+    """site/posenc_site/i18n.py's search language (Latin words kept in a set) splits and stems every
     text as Sphinx's own SearchChinese does, fed the same texts in the same order."""
     from sphinx.search.zh import SearchChinese
 

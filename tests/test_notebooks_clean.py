@@ -21,8 +21,9 @@ def test_notebook_has_no_outputs(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_every_checked_cell_has_a_golden_output(path):
-    """A tagged cell without a golden output would compare nothing (tools/notebooks.py golden)."""
-    from notebooks import golden_path, tagged_cells
+    """A tagged cell without a golden output would compare nothing (posenc_site.notebooks
+    golden)."""
+    from posenc_site.notebooks import golden_path, tagged_cells
 
     nb = nbformat.read(path, as_version=4)
     ids = [c.id for c in tagged_cells(nb)]

@@ -1,4 +1,4 @@
-"""tools/notebooks.py, the one notebook tool: every chapter says how to run it and stops with
+"""posenc_site.notebooks, the one notebook tool: every chapter says how to run it and stops with
 instructions when posenc is missing; the git filter keeps outputs out of commits; `check`
 fails on a chapter that is not as the course commits it."""
 
@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import nbformat
-import notebooks
 import pytest
-from notebooks import (
+from posenc_site import notebooks
+from posenc_site.notebooks import (
     CHECK_ID,
     INSTALL,
     INSTALL_TORCH,
@@ -30,7 +30,7 @@ from notebooks import (
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "book").glob("[0-9]*.ipynb"))
-TOOL = ROOT / "tools" / "notebooks.py"
+TOOL = ["-m", "posenc_site.notebooks"]  # the tool as make and the git filter run it
 STRIPPED = ROOT / "book" / "06_alibi.ipynb"
 
 
@@ -38,9 +38,9 @@ STRIPPED = ROOT / "book" / "06_alibi.ipynb"
 def test_chapter_has_the_note_and_the_library_check_first(path):
     nb = nbformat.read(path, as_version=4)
     ids = [c.get("id") for c in nb.cells]
-    assert ids[1] == NOTE_ID, "run `python tools/notebooks.py header`"
+    assert ids[1] == NOTE_ID, "run `python -m posenc_site.notebooks header`"
     first_code = next(c for c in nb.cells if c.cell_type == "code")
-    assert first_code.id == CHECK_ID, "run `python tools/notebooks.py header`"
+    assert first_code.id == CHECK_ID, "run `python -m posenc_site.notebooks header`"
 
 
 def test_the_check_names_what_to_install_when_posenc_is_missing():
@@ -134,9 +134,10 @@ def test_the_filter_keeps_outputs_out_of_commits(tmp_path):
     git("config", "user.email", "reader@example.org")
     git("config", "user.name", "reader")
     # the two lines `make lab` runs (Makefile, target git-filter)
-    clean = 'filter.posenc-notebook.clean "$(CURDIR)/$(BIN)/python tools/notebooks.py strip"'
+    clean = 'filter.posenc-notebook.clean "$(CURDIR)/$(BIN)/python -m posenc_site.notebooks strip"'
     assert clean in (ROOT / "Makefile").read_text()
-    git("config", "filter.posenc-notebook.clean", f"{sys.executable} {TOOL} strip")
+    git("config", "filter.posenc-notebook.clean",
+        f"{sys.executable} -m posenc_site.notebooks strip")
     git("config", "filter.posenc-notebook.smudge", "cat")
     shutil.copy(ROOT / ".gitattributes", tmp_path / ".gitattributes")
     (tmp_path / "book").mkdir()
@@ -156,9 +157,9 @@ def test_the_kernelspec_check_is_what_ipykernel_saves():
 
 
 def test_check_passes_on_the_book():
-    run = subprocess.run([sys.executable, str(TOOL), "check"], capture_output=True, text=True)
+    run = subprocess.run([sys.executable, *TOOL, "check"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "tools/notebooks.py check" in (ROOT / "Makefile").read_text()  # in make lint
+    assert "-m posenc_site.notebooks check" in (ROOT / "Makefile").read_text()  # in make lint
 
 
 def _broken(tmp_path, change):
@@ -198,7 +199,7 @@ def test_check_fails_on_a_chapter_that_is_not_as_committed(tmp_path, change, say
     path = _broken(tmp_path, change)
     found = problems(path, with_questions=True)
     assert len(found) == 1 and says in found[0], found
-    run = subprocess.run([sys.executable, str(TOOL), "check", str(path)], capture_output=True,
+    run = subprocess.run([sys.executable, *TOOL, "check", str(path)], capture_output=True,
                          text=True)
     assert run.returncode == 1 and says in run.stdout
 

@@ -1,15 +1,13 @@
-"""Every citation in the book has its entry on the references page (site/posenc_references.py,
+"""Every citation in the book has its entry on the references page (site/posenc_site/references.py,
 which makes the -W build fail on one that does not; issue 34)."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from posenc_site.references import REFERENCES, citations, missing_citations
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "site"))
-from posenc_references import REFERENCES, citations, missing_citations  # noqa: E402
 
 PAGES = sorted((ROOT / "book").glob("*.ipynb")) + sorted(
     p for p in (ROOT / "book").glob("*.md") if p.name != "references.md")

@@ -1,14 +1,12 @@
-"""site/posenc_download.py: the course archive and the repository buttons."""
+"""site/posenc_site/download.py: the course archive and the repository buttons."""
 
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from posenc_site import download as dl
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "site"))
-import posenc_download as dl  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +19,7 @@ def test_archive_holds_the_library_its_data_and_every_chapter(archive):
     top = dl.ARCHIVE_TOP
     for needed in ("pyproject.toml", "requirements.txt", "Makefile", "README.md", "_toc.yml",
                    "src/posenc/__init__.py",
-                   "tools/notebooks.py",  # make lab's git filter and make test run it
+                   "site/posenc_site/notebooks.py",  # make lab's git filter and make test run it
                    "src/posenc/course/results/extrapolation_results.json"):
         assert f"{top}/{needed}" in names, needed
     chapters = {p.name for p in (ROOT / "book").glob("*.ipynb")}

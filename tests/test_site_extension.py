@@ -1,16 +1,12 @@
-"""site/posenc_site.py: frames move out of a page into content-hashed files, idempotently."""
+"""site/posenc_site/pages.py: frames move out of a page into content-hashed files, idempotently."""
 
 import base64
 import hashlib
 import html
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site"))
-from posenc_site import extract_frames, figure_frames, shrink_png  # noqa: E402
+from posenc_site.pages import extract_frames, figure_frames, shrink_png
 
 
 def _page(frames: list[bytes], selected: int) -> str:
@@ -122,7 +118,7 @@ def test_a_chinese_page_shows_the_slider_label_and_values_in_chinese(tmp_path):
 
 
 def test_the_theme_strings_its_catalogue_lacks_read_in_chinese_on_chinese_pages():
-    from posenc_site import interface_language
+    from posenc_site.pages import interface_language
 
     page = ('<a class="headerlink" href="#x" title="Link to this heading">#</a>'
             '<input placeholder="Search this book..." aria-label="Search this book...">'
@@ -134,7 +130,7 @@ def test_the_theme_strings_its_catalogue_lacks_read_in_chinese_on_chinese_pages(
 
 
 def test_latin_inside_chinese_emphasis_keeps_italics_instead_of_dots():
-    from posenc_site import latin_in_emphasis
+    from posenc_site.pages import latin_in_emphasis
 
     html = "<p>用 <em>Run → Run All Cells</em> 运行；<em>不能</em>说明；<em>x</em></p>"
     assert latin_in_emphasis(html) == (

@@ -156,7 +156,7 @@
   }
 
   /* Frames on demand. On the site, every frame but the one shown first has only a
-   * data-src (site/posenc_site.py moved its bytes into a file); in Jupyter all are
+   * data-src (site/posenc_site/pages.py moved its bytes into a file); in Jupyter all are
    * inline. A Stack switches to a branch only once the frame it would show has
    * loaded: until then the previous frame stays, under a visible loading state.
    *

@@ -1,13 +1,9 @@
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 # the helpers live in site/ so that benchmarks/bench_site.py uses them without test code
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site"))
-
-from sitecheck import SCREENSHOTS, SITE, chromium, content_pages, serve  # noqa: E402
+from posenc_site.sitecheck import SCREENSHOTS, SITE, chromium, content_pages, serve
 
 if not (SITE / "index.html").exists():
     raise pytest.UsageError(f"{SITE} has no built site: run `make book` before the browser tests")

@@ -10,7 +10,7 @@ import statistics
 
 import pytest
 import yaml
-from sitecheck import (
+from posenc_site.sitecheck import (
     JS_ARM_LATENCY,
     JS_FIGURE_BACKGROUNDS,
     JS_FIGURE_PREFETCHED,
@@ -36,7 +36,7 @@ from sitecheck import (
 
 # Console messages the course cannot fix, each as "<text> [<the URL it is about>]". Each
 # entry: a regex and why it is harmless. (Thebe's duplicated script and the theme-mode
-# message were fixed in site/posenc_site.py and _config.yml.)
+# message were fixed in site/posenc_site/pages.py and _config.yml.)
 CONSOLE_ALLOWLIST: list[tuple[str, str]] = [
     (r"^Failed to load resource: .* 404 .*\[http://127\.0\.0\.1:\d+/(zh/)?basic\.css\]$",
      "axe-core, not the page: its CSSOM preload resolves the theme's `@import \"../basic.css\"` "
@@ -232,7 +232,7 @@ def test_every_slider_moves_its_figure_to_the_value_it_shows(reader):
 def test_self_check_questions_answer_and_stay_readable(request, base_url, page_path, theme):
     """Every question of the chapter answered wrong, then right: the feedback says so, and
     the box, the digits typed and the feedback meet WCAG AA contrast in both themes."""
-    from quizcheck import answer_wrong_then_right
+    from posenc_site.quizcheck import answer_wrong_then_right
 
     from posenc.course.i18n import translate
     from posenc.course.selfcheck import CHAPTERS, correct_answer, translated_questions

@@ -8,7 +8,13 @@ import re
 import urllib.request
 
 import pytest
-from sitecheck import JS_SLIDERS, JS_VISIBLE_FRAME, JS_WIDGETS_SETTLED, SITE, content_pages
+from posenc_site.sitecheck import (
+    JS_SLIDERS,
+    JS_VISIBLE_FRAME,
+    JS_WIDGETS_SETTLED,
+    SITE,
+    content_pages,
+)
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -8,17 +8,15 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from posenc_site.sitecheck import chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
-sys.path.insert(0, str(ROOT / "site"))  # the browser helpers shared with tests/browser
-from sitecheck import chromium  # noqa: E402
 
 TOKEN = "posenc-test"
 

@@ -123,8 +123,8 @@ def reopen_and_move_a_slider(browser, lab, name):
 
 def answer_the_questions(opened, chapter, theme):
     """Every question answered wrong then right in the given JupyterLab theme; contrast
-    failures (site/quizcheck.py) returned."""
-    from quizcheck import answer_wrong_then_right
+    failures (site/posenc_site/quizcheck.py) returned."""
+    from posenc_site.quizcheck import answer_wrong_then_right
 
     from posenc.course.selfcheck import correct_answer, questions
 

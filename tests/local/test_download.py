@@ -12,17 +12,14 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import venv
 
 import nbformat
 import pytest
+from posenc_site.download import ARCHIVE_NAME, build_course_archive
+from posenc_site.notebooks import CHECK_ID, INSTALL, INSTALLS
 
 from .conftest import BOOK, ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))  # site/ is on the path already (conftest.py)
-from notebooks import CHECK_ID, INSTALL, INSTALLS  # noqa: E402
-from posenc_download import ARCHIVE_NAME, build_course_archive  # noqa: E402
 
 CHAPTER = "09_extrapolation.ipynb"
 
@@ -143,7 +140,7 @@ def test_the_chinese_download_runs_in_chinese(reader, installed):
     every glyph (no matplotlib font warning in any output)."""
     import re
 
-    import i18n as site_i18n  # site/i18n.py
+    from posenc_site import i18n as site_i18n
 
     home, env = reader
     chapter = "06_alibi"

@@ -1,8 +1,8 @@
 """The course layer in two languages: figure text, slider labels and self-check questions.
 
 The chapters' prose is translated by Sphinx's gettext catalogues (``locale/``,
-``site/i18n.py``). What the notebooks *draw* cannot be: a figure's title, axis labels and
-legend, a slider's label and a question are made by Python at execution. They are
+:mod:`posenc_site.i18n`). What the notebooks *draw* cannot be: a figure's title, axis labels
+and legend, a slider's label and a question are made by Python at execution. They are
 translated here, from one table, ``locale/zh.json`` beside this module:
 
 * ``phrases``: English phrase (more than one word) -> Chinese. A text is translated by
@@ -35,9 +35,9 @@ Which language a notebook draws in:
 * In Jupyter, one: :func:`set_language` (the Chinese notebooks' first cell calls it) or the
   environment variable :data:`LANGUAGE_ENV`; English by default.
 * In the site's build, both (:data:`BUILD_ENV` = ``"en,zh"``, set by
-  ``site/execute_notebooks.py``): each figure, slider and quiz carries both editions'
+  ``site/posenc_site/execute.py``): each figure, slider and quiz carries both editions'
   versions, marked with :func:`marked` (HTML) or in the output's metadata (static figures),
-  and each edition's pages keep their own (``site/posenc_site.py``). Notebooks are executed
+  and each edition's pages keep their own (``site/posenc_site/pages.py``). Notebooks are executed
   once for both languages.
 
 Chinese figure text is drawn in the first CJK font matplotlib finds of :data:`CJK_FONTS`
@@ -71,7 +71,7 @@ LANGUAGE_ENV = "POSENC_LANGUAGE"
 MISSING_ENV = "POSENC_I18N_MISSING"
 #: A file the build appends every text it translates to (one per line), if set: a change to
 #: the table is then checked against every text of the course without executing a notebook
-#: again (``site/i18n.py retranslate``).
+#: again (``site/posenc_site/i18n.py retranslate``).
 SEEN_ENV = "POSENC_I18N_SEEN"
 TABLE = Path(__file__).with_name("locale") / "zh.json"
 

@@ -2,7 +2,7 @@
 
 * :mod:`posenc.course.figures.sliders` writes a slider figure as ipywidgets models whose
   frames are ``<img class="posenc-frame">`` inside ``HTML`` models;
-* ``site/posenc_site.py`` (the Sphinx extension) finds those frames in the page's widget
+* ``site/posenc_site/pages.py`` (the Sphinx extension) finds those frames in the page's widget
   state and moves all but the first into ``posenc-frames/``, leaving a ``data-src``;
 * ``site/static/posenc-widgets.js`` renders exactly these models on the static site and
   fetches a frame from its ``data-src``.

@@ -16,7 +16,7 @@ Frames are drawn :data:`~posenc.course.figures.style.FIGURE_WIDTH` inches wide a
 fills the site's text column) as a 256-colour palette image, stored losslessly as WebP
 or PNG, whichever is smaller for the figure (WebP on every figure of the course so far).
 In Jupyter every frame is inline (``data:`` URIs), so a notebook works anywhere;
-the site's build (``site/posenc_site.py``) moves all but the first frame of each
+the site's build (``site/posenc_site/pages.py``) moves all but the first frame of each
 figure into content-hashed files that the page fetches on demand.
 
 Draft frames: with the environment variable ``POSENC_DRAFT_FRAMES=1`` (what ``make notebooks``
@@ -155,7 +155,7 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
             for lang in langs}))
 
     # the site's build draws in both languages; its Chinese pages translate the labels
-    # (site/posenc_site.py), which are checked here, at execution, for a translation
+    # (site/posenc_site/pages.py), which are checked here, at execution, for a translation
     shown = langs[0] if len(langs) == 1 else "en"
     for lang in langs:
         for n in names:

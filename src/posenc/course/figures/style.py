@@ -181,7 +181,7 @@ def inline_png(fig):
     it shows at 2 device px per CSS px. Its text is in the notebook's language
     (:mod:`posenc.course.i18n`); in the site's build, which draws both, the other
     languages' images ride in the metadata as :data:`TRANSLATED_KEY` ``{lang: base64 PNG}``
-    for their editions' pages (``site/posenc_site.py``).
+    for their editions' pages (``site/posenc_site/pages.py``).
     """
     import base64
 

@@ -1,9 +1,12 @@
 """The Chinese edition: catalogues, the check that every message is translated, the zh site.
 
-    python site/i18n.py update   # English changed: refresh locale/zh_CN/LC_MESSAGES/**.po
-    python site/i18n.py check    # fails on any message untranslated, fuzzy or stale
-    python site/i18n.py build    # the Chinese site into _build/html/zh (after `make book`)
-    python site/i18n.py retranslate  # zh.json changed: every text of the last execution again
+    python -m posenc_site.i18n COMMAND
+
+    update        English changed: refresh locale/zh_CN/LC_MESSAGES/**.po
+    check         fails on any message untranslated, fuzzy or stale, or a term rendered
+                  another way (locale/zh_CN/terms.yml)
+    build         the Chinese site into _build/html/zh (after `make book`)
+    retranslate   zh.json changed: every text of the last execution, translated again
 
 One source, two languages (Sphinx's gettext workflow): the English pages and notebooks are
 the source; Sphinx's ``gettext`` builder extracts every paragraph, heading, list item,
@@ -16,7 +19,7 @@ reads the same doctrees' text through those catalogues.
 Notebooks execute once for both languages: the Chinese build reads the outputs that the
 English build's execution left in the jupyter-cache (``nb_execution_mode = cache``),
 and the course layer's outputs carry both languages (``posenc.course.i18n``): the
-site keeps the page's own (``site/posenc_site.py``).
+site keeps the page's own (``site/posenc_site/pages.py``).
 """
 
 from __future__ import annotations
@@ -29,15 +32,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOCALE = ROOT / "locale"
 LANGUAGE = "zh_CN"
 #: Where the Chinese site goes: beside the English one, under its root.
 ZH_HTML = ROOT / "_build" / "html" / "zh"
 CACHE = ROOT / "_build" / ".jupyter_cache"
-#: What the execution could not translate (site/execute_notebooks.py writes it).
+#: What the execution could not translate (site/posenc_site/execute.py writes it).
 MISSING = ROOT / "_build" / "i18n-missing.jsonl"
-#: Every text the execution translated (site/execute_notebooks.py writes it).
+#: Every text the execution translated (site/posenc_site/execute.py writes it).
 SEEN = ROOT / "_build" / "i18n-seen.jsonl"
 
 
@@ -47,7 +50,6 @@ def _sphinx(builder: str, outdir: Path, doctrees: Path, overrides: dict | None =
     ``_toc.yml``) and ``overrides``; raises if it fails or warns (``-W``)."""
     from jupyter_book.sphinx import build_sphinx
 
-    sys.path.insert(0, str(ROOT / "site"))  # the book's local extensions
     result = build_sphinx(
         str(ROOT), str(outdir), doctreedir=str(doctrees), builder=builder,
         path_config=str(ROOT / "_config.yml"), use_external_toc=True,
@@ -84,7 +86,7 @@ def problems(pot_dir: Path, locale: Path = LOCALE) -> list[str]:
         rel = pot.relative_to(pot_dir).with_suffix(".po")
         po_path = locale / LANGUAGE / "LC_MESSAGES" / rel
         if not po_path.exists():
-            out.append(f"{rel}: no catalogue (run: python site/i18n.py update)")
+            out.append(f"{rel}: no catalogue (run: python -m posenc_site.i18n update)")
             continue
         with pot.open("rb") as f:
             template = read_po(f)
@@ -245,8 +247,7 @@ def chinese_notebook(path: Path, messages: dict[str, str]) -> dict:
     same code for both editions)."""
     import json
 
-    sys.path.insert(0, str(ROOT / "tools"))
-    from notebooks import CHECK_ID  # the header cell's id, as tools/notebooks.py writes it
+    from .notebooks import CHECK_ID  # the header cell's id, as the notebook tool writes it
 
     nb = json.loads(path.read_text(encoding="utf-8"))
     cells = []
@@ -355,8 +356,9 @@ def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
     missing = untranslated_outputs()
     if missing:
         raise SystemExit("no Chinese for these texts of figures, sliders or questions (add "
-                         "them to src/posenc/course/locale/zh.json, then `python site/i18n.py "
-                         "retranslate` checks the table without executing again):\n  "
+                         "them to src/posenc/course/locale/zh.json, then `python -m "
+                         "posenc_site.i18n retranslate` checks the table without executing "
+                         "again):\n  "
                          + "\n  ".join(repr(t) for t in missing))
     # built beside the English site, then moved under it: MyST-NB writes its output files
     # next to the output folder (here _build/zh/jupyter_execute), which must not be published

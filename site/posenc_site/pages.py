@@ -18,7 +18,7 @@
 * The root ``index.html`` (Jupyter Book's redirect to the first page) gets the
   favicon, so a browser does not ask for ``/favicon.ico`` and get a 404.
 * Two editions, one site: the English one at the root, the Chinese one (``language =
-  zh_CN``, built by ``site/i18n.py``) in :data:`EDITIONS` ``["zh_CN"]`` = ``zh/``. Every
+  zh_CN``, built by ``site/posenc_site/i18n.py``) in :data:`EDITIONS` ``["zh_CN"]`` = ``zh/``. Every
   page gets a language switch in its header that links to the same page in the other
   edition (and ``<link rel="alternate" hreflang>`` for search engines); the English
   build leaves the Chinese pages under ``zh/`` alone.

@@ -1,6 +1,6 @@
 """Execute every chapter notebook into the build's jupyter-cache, two at a time.
 
-    python site/execute_notebooks.py [--jobs 2] [--cache _build/.jupyter_cache]
+    python -m posenc_site.execute [--jobs 2] [--cache _build/.jupyter_cache]
 
 ``make book`` runs this before ``jupyter-book build`` (with ``execute_notebooks: cache``):
 Jupyter Book 1 executes notebooks one after another, which leaves one of the machine's
@@ -13,7 +13,7 @@ first, so the build stays a full one: every notebook is executed in this run.
 Both languages at once: the kernels run with ``POSENC_LANGUAGES=en,zh``, so every figure,
 slider and quiz carries its English and its Chinese version (``posenc.course.i18n``), and
 each edition's pages keep their own. A Chinese text with no translation is recorded in
-:data:`MISSING` (one JSON string a line); ``site/i18n.py build`` fails on it.
+:data:`MISSING` (one JSON string a line); ``site/posenc_site/i18n.py build`` fails on it.
 
 A notebook that fails is reported with its traceback and the script exits 1 (the build
 would execute it again and fail anyway; this says so sooner).
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: What Jupyter Book 1 uses as myst-nb's execution cache (``<build>/.jupyter_cache``).
 CACHE = ROOT / "_build" / ".jupyter_cache"
 #: Each notebook's execution seconds in the last run: the next run starts the longest first.

@@ -1,6 +1,6 @@
 """Tools for checking the built site in a real browser (Debian's Chromium + Playwright).
 
-Used by tests/browser/ and benchmarks/bench_site.py (which both put site/ on sys.path):
+Used by tests/browser/ and benchmarks/bench_site.py:
 it lives beside the site code so that the benchmarks never import test code.
 
 The server serves ``_build/html`` on 127.0.0.1 and, like any static host (GitHub
@@ -19,9 +19,9 @@ import shutil
 import threading
 from pathlib import Path
 
-import posenc_site  # the site's editions (site/ is on the path wherever this is imported)
+from .pages import EDITIONS as SITE_EDITIONS  # the site's editions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
 SCREENSHOTS = SITE.parent / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -86,8 +86,8 @@ def chromium():
             browser.close()
 
 
-#: The site's editions' folders: English at the root, Chinese under zh/ (site/i18n.py).
-EDITIONS = tuple(folder for folder, _name, _tag in posenc_site.EDITIONS.values())
+#: The site's editions' folders: English at the root, Chinese under zh/ (site/posenc_site/i18n.py).
+EDITIONS = tuple(folder for folder, _name, _tag in SITE_EDITIONS.values())
 
 
 def content_pages(root: Path = SITE, editions=EDITIONS) -> list[str]:

@@ -1,13 +1,15 @@
 """The course's one notebook tool: every edit the project makes to ``book/*.ipynb``.
 
-    python tools/notebooks.py header [NOTEBOOK ...]  # the run-it-yourself note and posenc check
-    python tools/notebooks.py selfcheck              # each chapter's closing self-check cells
-    python tools/notebooks.py strip < NB.ipynb       # the git clean filter: prints the clean form
-    python tools/notebooks.py strip NB.ipynb ... --in-place
-    python tools/notebooks.py golden prepare         # book/ -> _build/nbval/book/ with goldens
-                                                     # and every exercise's solution as a cell
-    python tools/notebooks.py golden update          # tests/golden/ from the last `make book`
-    python tools/notebooks.py check                  # exit 1 when a chapter is not as committed
+    python -m posenc_site.notebooks COMMAND
+
+    header [NOTEBOOK ...]      the run-it-yourself note and posenc check
+    selfcheck                  each chapter's closing self-check cells
+    strip < NB.ipynb           the git clean filter: prints the clean form
+    strip NB.ipynb ... --in-place
+    golden prepare             book/ -> _build/nbval/book/ with goldens
+                               and every exercise's solution as a cell
+    golden update              tests/golden/ from the last `make book`
+    check                      exit 1 when a chapter is not as committed
 
 ``header`` and ``selfcheck`` are idempotent (cells are found by their ids and refreshed), and
 every command writes a notebook as nbformat does (indent 1, keys sorted, one final newline),
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
 
 # ---------------------------------------------------------------- reading and writing
@@ -124,7 +126,7 @@ def add_header(nb) -> None:
 # ---------------------------------------------------------------- selfcheck
 # Each chapter in ``posenc.course.selfcheck.CHAPTERS`` ends with two cells: a heading and a
 # two-line code cell, ``show_questions("<chapter>")``, whose input is hidden on the site (tag
-# ``remove-input``). The questions live in ``src/posenc/course/selfcheck.py``, not here.
+# ``remove-input``). The questions live in ``src/posenc/course/questions/``, not here.
 
 SELFCHECK_HEADING = ("## Check your understanding\n"
                      "\n"
@@ -145,8 +147,7 @@ def add_selfcheck(nb, chapter: str) -> None:
 
 
 def selfcheck_chapters() -> tuple[str, ...]:
-    """The chapters with questions, from this checkout's ``src`` (not an installed posenc)."""
-    sys.path.insert(0, str(ROOT / "src"))
+    """The chapters with questions (posenc is installed from this checkout, editable)."""
     from posenc.course.selfcheck import CHAPTERS
 
     return tuple(CHAPTERS)
@@ -263,7 +264,7 @@ def add_solution_cells(nb, name: str = "") -> list[str]:
                     if not code and label not in SOLUTIONS_NOT_RUN)
     if silent:
         raise ValueError(f"{name}: solutions {silent} have no python block to run; give them "
-                         "one, or name them in tools/notebooks.py SOLUTIONS_NOT_RUN with why")
+                         "one, or name them in posenc_site.notebooks.SOLUTIONS_NOT_RUN with why")
     stale = sorted(label for _, label, code in found if code and label in SOLUTIONS_NOT_RUN)
     if stale:
         raise ValueError(f"{name}: {stale} now have code: take them out of SOLUTIONS_NOT_RUN")
@@ -322,15 +323,16 @@ def problems(path: Path, with_questions: bool) -> list[str]:
     fixed = nbformat.reads(clean, as_version=4)
     add_header(fixed)
     if notebook_text(fixed) != clean:
-        found.append("header cells missing or stale (run: tools/notebooks.py header)")
+        found.append("header cells missing or stale (run: site/posenc_site/notebooks.py header)")
     if with_questions:
         fixed = nbformat.reads(clean, as_version=4)
         add_selfcheck(fixed, path.stem)
         if notebook_text(fixed) != clean:
-            found.append("self-check cells missing or stale (run: tools/notebooks.py selfcheck)")
+            found.append("self-check cells missing or stale "
+                         "(run: python -m posenc_site.notebooks selfcheck)")
     if clean != text:
         found.append("not stripped: outputs, widget state or volatile metadata "
-                     "(run: tools/notebooks.py strip --in-place, or `make git-filter`)")
+                     "(run: site/posenc_site/notebooks.py strip --in-place, or `make git-filter`)")
     if nb.metadata.get("kernelspec") != KERNELSPEC:
         found.append(f"kernelspec is {nb.metadata.get('kernelspec')}, not {KERNELSPEC}")
     return found
@@ -350,7 +352,8 @@ def check(paths: list[Path]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="tools/notebooks.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m posenc_site.notebooks",
+                                 description=__doc__.split("\n\n")[0])
     commands = ap.add_subparsers(dest="command", required=True)
     header = commands.add_parser("header", help="add or refresh each chapter's header cells")
     header.add_argument("notebooks", nargs="*", type=Path, help="default: every chapter")

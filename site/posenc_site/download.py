@@ -23,8 +23,9 @@ from pathlib import Path
 ARCHIVE_NAME = "posenc-course.zip"
 ARCHIVE_TOP = "posenc-course"  # the folder the archive unpacks to
 # What a reader needs to install the library, run the chapters and rebuild the site.
-# tools/: the notebook tool, which `make lab`'s git filter and `make test` run.
-INCLUDE = ("src", "book", "locale", "tests", "site", "tools", "benchmarks", "README.md", "Makefile",
+# site/: the site's build and the notebook tool (posenc_site), which `make lab`'s git filter
+# and `make test` run.
+INCLUDE = ("src", "book", "locale", "tests", "site", "benchmarks", "README.md", "Makefile",
            "requirements.txt", "pyproject.toml", "_config.yml", "_toc.yml", ".gitattributes")
 EXCLUDE_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis"}
 EXCLUDE_SUFFIXES = (".pyc", ".egg-info", ".mo")  # .mo: compiled by each build

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-REFERENCES = Path(__file__).resolve().parents[1] / "book" / "references.md"
+REFERENCES = Path(__file__).resolve().parents[2] / "book" / "references.md"
 _NAME = r"[A-Z][A-Za-zÀ-ÿ'’\-]+"
 _YEAR = r"(?:19|20)\d\d"
 #: (name, year) of each citation form: "A et al. (2024", "A, B & C, 2022", "Name (2025"
