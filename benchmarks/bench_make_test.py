@@ -29,7 +29,7 @@ STAGES = {
     "venv": "-m venv",
     "lint": "ruff check",
     "unit + nbval + local": "unit notebooks local",
-    "build": "site/posenc_site/execute.py --fresh",
+    "build": "-m posenc_site.execute --fresh",
     "browser": "-m 'not budget'",
     "budgets": "-m budget",
 }
