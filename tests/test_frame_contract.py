@@ -5,11 +5,17 @@ names the site's JavaScript looks for."""
 import re
 from pathlib import Path
 
+import pytest
+
 from posenc.course.figures import frame_contract as contract
 from posenc.course.figures.sliders import slider_figure
 
 ROOT = Path(__file__).resolve().parents[1]
-JS = (ROOT / "site" / "static" / "posenc-widgets.js").read_text(encoding="utf-8")
+STATIC = ROOT / "site" / "static"
+JS = (STATIC / "posenc-widgets.js").read_text(encoding="utf-8")
+#: the site's scripts, by job: strings per edition, slider figures, the page's own fixes
+SCRIPTS = {name: (STATIC / name).read_text(encoding="utf-8")
+           for name in ("posenc-text.js", "posenc-widgets.js", "posenc-page.js")}
 
 
 def _js_strings() -> set[str]:
@@ -67,7 +73,8 @@ def test_the_javascript_spells_every_name_the_same_way():
 
 
 def _ui_strings(lang: str) -> dict[str, str]:
-    block = re.search(rf"\n\s+{lang}: \{{(.*?)\n\s+\}}", JS, re.S).group(1)
+    block = re.search(rf"\n\s+{lang}: \{{(.*?)\n\s+\}}", SCRIPTS["posenc-text.js"],
+                      re.S).group(1)
     return dict(re.findall(r'(\w+): "([^"]*)"', block))
 
 
@@ -82,10 +89,11 @@ def test_every_ui_string_of_the_widgets_has_its_chinese():
         assert ("{name}" in text) == ("{name}" in english[key]), key
 
 
-def test_the_widgets_show_no_english_outside_their_string_table():
+@pytest.mark.parametrize("script", ["posenc-widgets.js", "posenc-page.js"])
+def test_the_scripts_show_no_english_outside_the_string_table(script):
     """A UI string written straight into the code would reach the Chinese pages in English."""
-    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", JS, flags=re.S)
-    code = code.replace(re.search(r"var TEXT = \{.*?\n  \};", code, re.S).group(0), "")
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", SCRIPTS[script], flags=re.S)
+    assert "say(" in code  # it does show strings, through posenc-text.js
     shown = re.findall(r'(?:textContent\s*=|setAttribute\("(?:aria-label|title)",|note\()'
                        r'\s*"([^"]*[A-Za-z]{2,}[^"]*)"', code)
     assert shown == []
