@@ -1,0 +1,46 @@
+"""Position in practice: the position fields of Hugging Face ``config.json`` files (numpy only).
+
+==================  ===================================================================
+module              what it holds
+==================  ===================================================================
+``reader``          :func:`read_config` -> :class:`ModelPositions` (one
+                    :class:`LayerPositions` per layer: frequencies, attention factor,
+                    window, chunk, method, sinks, :class:`Temperature`)
+``rope_parameters`` the three rope schemas (``rope_scaling`` with ``type`` or
+                    ``rope_type``, v5's ``rope_parameters``, flat or per layer type),
+                    their checks, and their frequencies via :mod:`posenc.scaling`
+``layers``          layer types, sliding windows, chunks and NoPE layers
+``families``        what a family's code adds to its fields (:data:`FAMILIES`)
+``bundled``         real configs of 2023-26 models: :func:`bundled_names`,
+                    :func:`load_bundled`, :func:`read_bundled`
+==================  ===================================================================
+
+Example::
+
+    from posenc.configs import read_bundled
+    model = read_bundled("gpt-oss-20b")
+    model.layers[0].window, model.layers[0].method, model.layers[0].attention_factor
+    # (128, 'yarn', 1.3465735902799727)
+
+Every public name is importable from here.
+"""
+
+from .bundled import bundled_names, load_bundled, read_bundled
+from .families import FAMILIES, Family
+from .layers import LAYER_TYPES
+from .reader import LayerPositions, ModelPositions, Temperature, read_config
+from .rope_parameters import ROPE_KEYS
+
+__all__ = [
+    "read_config",
+    "ModelPositions",
+    "LayerPositions",
+    "Temperature",
+    "ROPE_KEYS",
+    "LAYER_TYPES",
+    "FAMILIES",
+    "Family",
+    "bundled_names",
+    "load_bundled",
+    "read_bundled",
+]
