@@ -13,10 +13,19 @@ import torch
 from posenc.course.results import RESULTS_DIR, load_results
 from posenc.experiments import extrapolation
 from posenc.experiments.extrapolation import (
+    DERIVED_VARIANTS,
+    EXPERIMENT_METHODS,
     PRESETS,
+    VARIANT_LABELS,
+    ExperimentMethod,
     ExtrapolationConfig,
+    Variant,
     config_hash,
+    experiment_method,
+    register_experiment_method,
+    run_experiment,
     t5_bias_by_distance,
+    unregister_experiment_method,
     variant_kind,
     variant_label,
     variant_source,
@@ -132,9 +141,10 @@ def _record_slope(module):
 
 @pytest.fixture
 def scaled():
-    register_position("scaled_toy", _Scaled, label="toy", color="#123456",
-                      record=_record_slope, replace=True)
+    register_position("scaled_toy", _Scaled, label="toy", color="#123456", replace=True)
+    register_experiment_method("scaled_toy", record=_record_slope, replace=True)
     yield
+    unregister_experiment_method("scaled_toy")
     unregister_position("scaled_toy")
 
 
@@ -161,7 +171,8 @@ def _build_rotary2(spec, *, base: float = 10000.0):
 
 def test_fine_tuned_variants_come_from_the_registrys_flag():
     register_position("rope_two", _Rotary2, build=_build_rotary2, label="RoPE two",
-                      color="#654321", finetunable=True, replace=True)
+                      color="#654321", replace=True)
+    register_experiment_method("rope_two", finetunable=True, replace=True)
     register_position("rope_three", _Rotary2, build=_build_rotary2, label="RoPE three",
                       color="#654322", replace=True)
     try:
@@ -176,8 +187,88 @@ def test_fine_tuned_variants_come_from_the_registrys_flag():
         with pytest.raises(ValueError, match="finetune_scalings needs a fine-tunable method"):
             ExtrapolationConfig(encodings=("rope_three", "alibi"), finetune_scalings=("yarn",))
     finally:
+        unregister_experiment_method("rope_two")
         unregister_position("rope_two")
         unregister_position("rope_three")
+
+
+def _halved(model, train_length, eval_length):
+    """A reader's evaluation-time variant: the trained slopes halved (a changed copy)."""
+    import copy
+
+    adapted = copy.deepcopy(model)
+    for block in adapted.blocks:
+        block.attn.encoding.slope.data /= 2
+    return adapted
+
+
+def test_a_readers_method_gets_its_variant_from_the_experiments_registry(scaled):
+    """The experiment's part of a reader's method is registered apart, in the experiment's
+    package, and the experiment evaluates its variant after it, with its label and note."""
+    assert experiment_method("scaled_toy").variants == ()
+    register_experiment_method(
+        "scaled_toy", record=_record_slope, replace=True,
+        variants=[Variant("scaled_toy_half", "toy, halved", _halved, note="slopes / 2")])
+    config = PRESETS["text-small"].replace(encodings=("scaled_toy",), steps=2, eval_tokens=256,
+                                           log_every=1, d_model=16, num_layers=1, d_ff=32)
+    assert config.variants == ("scaled_toy", "scaled_toy_half")
+    assert DERIVED_VARIANTS["scaled_toy_half"] == "scaled_toy"
+    assert VARIANT_LABELS["scaled_toy_half"] == "toy, halved"
+    assert variant_kind("scaled_toy_half") == ("derived", "scaled_toy")
+    results = run_experiment(config, progress=False)
+    half = results["variants"]["scaled_toy_half"]
+    assert (half["label"], half["note"], half["trained_encoding"]) == (
+        "toy, halved", "slopes / 2", "scaled_toy")
+    assert "slope_by_head" in results["variants"]["scaled_toy"]
+    # a method without an entry gets the empty defaults
+    unregister_experiment_method("scaled_toy")
+    assert experiment_method("scaled_toy") == ExperimentMethod("scaled_toy")
+    assert ExtrapolationConfig(encodings=("scaled_toy",)).variants == ("scaled_toy",)
+    register_experiment_method("scaled_toy")  # (the fixture removes it)
+
+
+def test_the_experiments_registry_refuses_what_it_cannot_run(scaled):
+    variant = Variant("toy_half", "toy, halved", _halved)
+    with pytest.raises(ValueError, match="position must be one of"):
+        register_experiment_method("no_such_method", variants=[variant])
+    for taken in ("rope_pi", "alibi"):  # another method's variant, a method's name
+        with pytest.raises(ValueError, match=f"variant name {taken!r} is taken"):
+            register_experiment_method("scaled_toy", variants=[Variant(taken, "x", _halved)],
+                                       replace=True)
+    with pytest.raises(TypeError, match="each variant must be a Variant"):
+        register_experiment_method("scaled_toy", variants=[("toy_half", _halved)], replace=True)
+    with pytest.raises(TypeError, match="adapt must be a function"):
+        register_experiment_method("scaled_toy", variants=[Variant("toy_half", "x", None)],
+                                   replace=True)
+    with pytest.raises(TypeError, match="record must be a function"):
+        register_experiment_method("scaled_toy", record={"slope": 1}, replace=True)
+    with pytest.raises(ValueError, match="already registered"):
+        register_experiment_method("scaled_toy")
+    assert experiment_method("scaled_toy").record is _record_slope  # the fixture's, unchanged
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
+def test_committed_labels_notes_and_records_are_what_the_experiment_writes_now(path):
+    """The experiment's protocol moved from posenc.nn to its own package (issue 33) and
+    writes what it wrote: each committed entry's label, variant note, "not defined" note
+    and recorded numbers come from the experiment's registry now."""
+    results = load_results(str(path))
+    config = ExtrapolationConfig.from_dict(results["config"])
+    recorded = {"t5_bias", "fire_threshold", "fire_c"}
+    for name, entry in results["variants"].items():
+        kind, detail = variant_kind(name)
+        assert entry["label"] == variant_label(name, config), name
+        notes = {}
+        if kind == "derived":
+            notes = {v.name: v.note for v in experiment_method(detail).variants}
+        assert entry.get("note") == (notes.get(name) or None), name
+        protocol = experiment_method(variant_source(name)) if kind in ("trained", "nope") \
+            else None
+        if "not_defined" in entry:
+            assert entry["not_defined"] == protocol.undefined_note.format(
+                train_length=config.train_length), name
+        assert bool(set(entry) & recorded) == bool(protocol and protocol.record), name
+    assert set(EXPERIMENT_METHODS) >= {"learned", "rope", "t5", "fire"}
 
 
 def test_the_runner_names_no_method():

@@ -202,3 +202,15 @@ def test_registration_check_leaves_the_random_stream_alone():
         assert torch.equal(torch.rand(3), expected)
     finally:
         POSITIONS.pop("stream_bias", None)
+
+
+@pytest.mark.parametrize("keyword", ["variants", "finetunable", "record", "undefined_note"])
+def test_the_experiments_keywords_are_refused_naming_where_they_went(keyword):
+    """Issue 33: what the extrapolation experiment does with a method is registered in the
+    experiment's package; register_position refuses its old keywords and says where."""
+    with pytest.raises(TypeError, match=rf"method 'moved_bias': {keyword} belong to the "
+                       r"extrapolation experiment.*register_experiment_method\('moved_bias'"):
+        register_position("moved_bias", GoodBias, color="#123456", **{keyword: None})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        register_position("moved_bias", GoodBias, colour="#123456")
+    assert "moved_bias" not in POSITIONS

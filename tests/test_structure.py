@@ -1,9 +1,13 @@
 """The library's structure (issue 19): core ``posenc`` imports with the course's
-dependencies absent, and its modules import one another without a circle."""
+dependencies absent, its modules import one another without a circle, and ``posenc.nn``
+depends on nothing above it (issue 33)."""
 
 import ast
+import io
+import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -117,6 +121,85 @@ def test_the_numpy_rope_modules_never_import_torch():
         imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                      and n.module}
         assert not {m for m in imported if m.split(".")[0] == "torch"}, name
+
+
+#: What a module of posenc.nn must not name in its code: the model and the experiment
+#: that use the registry (issue 33: their protocol lives in the experiment's package).
+NN_MUST_NOT_NAME = re.compile(r"TinyLM|\.config\.|set_rope_frequencies")
+
+
+def _code_only(source: str) -> str:
+    """``source`` with its comments and string literals (docstrings included) blanked out,
+    line and column kept: the code that runs, which docs may describe freely."""
+    lines = source.splitlines(keepends=True)
+    blank = {tokenize.COMMENT, tokenize.STRING,
+             *(getattr(tokenize, t) for t in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
+               if hasattr(tokenize, t))}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in blank:
+            continue
+        (row, col), (end_row, end_col) = token.start, token.end
+        for r in range(row, end_row + 1):
+            line = lines[r - 1]
+            start = col if r == row else 0
+            stop = end_col if r == end_row else len(line.rstrip("\n"))
+            lines[r - 1] = line[:start] + " " * (stop - start) + line[stop:]
+    return "".join(lines)
+
+
+def test_posenc_nn_depends_on_nothing_above_it():
+    """posenc.nn is torch modules and their registry: no module of it imports posenc.model
+    or posenc.experiments (at any depth of a function: no lazy import either), imports
+    anything by name at run time, or names TinyLM, a model's ``.config.`` or
+    ``set_rope_frequencies`` in its code (no function of it takes a TinyLM)."""
+    paths = sorted((PACKAGE / "nn").glob("*.py"))
+    assert len(paths) > 10
+    assert "model.config.x" in _code_only("y = model.config.x  # TinyLM\n")
+    assert "TinyLM" not in _code_only('"""TinyLM"""\nf"{x} TinyLM"  # TinyLM\n')
+    for path in paths:
+        name = path.relative_to(SRC)
+        above = {m for m in _imports(path)
+                 if m.startswith(("posenc.model", "posenc.experiments"))}
+        assert not above, (name, above)
+        code = _code_only(path.read_text())
+        assert not NN_MUST_NOT_NAME.search(code), (name, NN_MUST_NOT_NAME.findall(code))
+        calls = {node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+                 for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Attribute | ast.Name)}
+        assert not calls & {"import_module", "__import__"}, name
+
+
+def test_every_variant_of_the_experiment_belongs_to_a_registered_method():
+    """The experiment's protocol (variants, fine-tuning, records, notes) is registered per
+    method in posenc.experiments.extrapolation.methods, for registered methods only, and
+    posenc.nn's registry keeps none of it."""
+    import dataclasses
+
+    import posenc.nn
+    from posenc.experiments.extrapolation import (
+        DERIVED_VARIANTS,
+        EXPERIMENT_METHODS,
+        PRESETS,
+        variant_kind,
+        variant_source,
+    )
+    from posenc.nn import POSITIONS, PositionMethod
+
+    assert set(EXPERIMENT_METHODS) <= set(POSITIONS)
+    variants = {v.name: name for name, entry in EXPERIMENT_METHODS.items()
+                for v in entry.variants}
+    assert variants == dict(DERIVED_VARIANTS) == {"learned_interp": "learned",
+                                                  "rope_pi": "rope"}
+    assert not set(variants) & set(POSITIONS)
+    assert [n for n, e in EXPERIMENT_METHODS.items() if e.finetunable] == ["rope"]
+    for config in PRESETS.values():
+        for variant in config.variants:
+            kind, _ = variant_kind(variant)
+            assert kind == "pattern" or variant_source(variant) in POSITIONS, variant
+    moved = {"variants", "finetunable", "record", "undefined_note"}
+    assert not moved & {f.name for f in dataclasses.fields(PositionMethod)}
+    assert not hasattr(posenc.nn, "Variant")
 
 
 TOY = '''"""A toy built-in method (a test): a fixed bias of -|i - j| / 8 on the scores."""

@@ -13,7 +13,7 @@ from torch import nn
 
 from .._validation import check_base, check_choice, check_int
 from ..sinusoidal import sinusoidal_encoding
-from .positions import AttentionSpec, PositionEncoding, Variant, register_position
+from .positions import AttentionSpec, PositionEncoding, register_position
 
 __all__ = ["SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "interpolate_table"]
 
@@ -119,13 +119,6 @@ def _build_learned(spec: AttentionSpec, *, max_positions: int = 512, interpolate
         owner="LM" if spec.in_model else "layer")
 
 
-def _stretched(model, train_length: int, eval_length: int):
-    """The same trained weights with the learned table linearly stretched (a new model)."""
-    stretched = type(model)(model.config.with_options(interpolate="linear"))
-    stretched.load_state_dict(model.state_dict())
-    return stretched.eval()
-
-
 register_position(
     "sinusoidal", SinusoidalPositionalEncoding, build=_build_sinusoidal, label="sinusoidal",
     family="absolute", where="fixed table added to the token embeddings",
@@ -137,8 +130,4 @@ register_position(
     family="absolute", where="learned table added to the token embeddings",
     models="BERT, GPT-2", paper="Devlin et al., 2019; Radford et al., 2019",
     parameter_scope="one table per model, at the embeddings", color="#56B4E9",
-    cost=_absolute_cost,
-    variants=[Variant("learned_interp", "learned + interpolation", _stretched,
-                      note="learned weights, table linearly stretched to L_eval rows at "
-                           "evaluation (no fine-tuning)")],
-    undefined_note="no learned row for positions >= {train_length}: loss is null past 1x")
+    cost=_absolute_cost)

@@ -47,7 +47,9 @@ Rules every method follows:
 A method is registered once, with :func:`register_position`, under a name; from then
 on ``MultiHeadSelfAttention(position=name)``, ``TinyLMConfig(position=name)``, the
 comparison tables (:mod:`posenc.compare`), the figure colours and the extrapolation
-experiment know it. The built-in methods are one file each in :mod:`posenc.nn`
+experiment know it (the experiment trains and evaluates any method; what more it does
+with one, such as evaluation-time variants, is registered in the experiment's package,
+not here). The built-in methods are one file each in :mod:`posenc.nn`
 (``absolute.py`` holds two, sinusoidal and learned), registration at the end of the
 file; :mod:`posenc.nn` imports each file. A reader's own method is a class and one
 call, e.g. in a notebook cell::
@@ -106,7 +108,6 @@ __all__ = [
     "AttentionSpec",
     "PositionEncoding",
     "NoPosition",
-    "Variant",
     "PositionMethod",
     "PositionSpec",
     "POSITIONS",
@@ -191,23 +192,10 @@ class NoPosition(PositionEncoding):
 
 
 @dataclass(frozen=True)
-class Variant:
-    """An evaluation-time variant of a trained method (e.g. RoPE + Position Interpolation).
-
-    ``adapt(model, train_length, eval_length)`` returns the model to evaluate at
-    ``eval_length`` (a changed copy; the trained model stays as it was).
-    """
-
-    name: str
-    label: str
-    adapt: Callable
-    note: str = ""
-
-
-@dataclass(frozen=True)
 class PositionMethod:
-    """One registered method: its module class, how to build it, and the facts the
-    comparisons print."""
+    """One registered method: its module class, how to build it, its options, and the
+    facts the comparisons print. (What the extrapolation experiment does with a method
+    beyond training and evaluating it is the experiment's, registered there.)"""
 
     name: str
     module: type[PositionEncoding]
@@ -221,22 +209,10 @@ class PositionMethod:
     color: str = "#777777"
     #: ``cost(batch, heads, seq_len, d_model) -> {matmul_flops, elementwise_flops, memory}``
     cost: Callable | None = None
-    variants: tuple[Variant, ...] = ()
-    #: Set by a method whose model may refuse a length (raising ``ValueError``): the
-    #: experiment then records ``null`` there with this note (``{train_length}`` filled in).
-    undefined_note: str = ""
     #: False for a method taught after the side-by-side chapter: it is left out of
     #: :data:`posenc.compare.METHODS` (that chapter's tables), and nothing else changes.
     in_comparison: bool = True
     options: Mapping = field(default_factory=dict)
-    #: True for a rotary method whose model takes scaled frequencies
-    #: (:meth:`posenc.model.TinyLM.set_rope_frequencies`): the experiment's fine-tuning
-    #: extension (``finetune_scalings``) then extends it with each scaling.
-    finetunable: bool = False
-    #: ``record(module) -> {field: numbers}``: extra numbers the experiment stores with a
-    #: trained model's entry (T5: its learned bias table, ``t5_bias``; FIRE: each layer's
-    #: learned threshold). A model with one module per layer records a list, one per layer.
-    record: Callable | None = None
 
     @property
     def hooks(self) -> tuple[str, ...]:
@@ -256,10 +232,8 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
                       label: str | None = None,
                       family: str = "relative", where: str = "", models: str = "",
                       paper: str = "", parameter_scope: str = "none", color: str = "#777777",
-                      cost: Callable | None = None, variants: Sequence[Variant] = (),
-                      undefined_note: str = "", in_comparison: bool = True,
-                      finetunable: bool = False, record: Callable | None = None,
-                      replace: bool = False) -> PositionMethod:
+                      cost: Callable | None = None, in_comparison: bool = True,
+                      replace: bool = False, **unknown) -> PositionMethod:
     """Register ``module`` under ``name``; returns the :class:`PositionMethod`.
 
     ``module`` is a :class:`PositionEncoding` subclass. ``build(spec, *, option=default,
@@ -274,15 +248,19 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
     multiply-add is 2 FLOPs, memory in elements); without it the cost is measured
     (:func:`posenc.compare.measured_attention_cost`). ``color`` is the method's colour in
     the figures (see :func:`check_color`). ``in_comparison=False`` keeps a method out of
-    the course's side-by-side tables (:data:`posenc.compare.METHODS`). What the experiment
-    does beyond training and evaluating it comes from here too, never from its name:
-    ``finetunable=True`` (a rotary method whose model takes
-    :meth:`~posenc.model.TinyLM.set_rope_frequencies`) gets the fine-tuned variants,
-    ``record(module)`` returns extra numbers for the results (``{field: array-like}``), and
-    a module that sets :attr:`PositionEncoding.param_lr_scale` gets its own learning rate.
-    Registering a taken name raises ``ValueError`` unless ``replace=True`` (handy when
-    re-running a cell).
+    the course's side-by-side tables (:data:`posenc.compare.METHODS`). A module that sets
+    :attr:`PositionEncoding.param_lr_scale` gets its own learning rate in a trainer that
+    reads it. What the extrapolation experiment does with a method beyond training and
+    evaluating it (evaluation-time variants, fine-tuning, extra numbers in the results, a
+    note where the model refuses a length) is the experiment's protocol, not the
+    method's: it is registered apart, in the experiment's package
+    (``posenc.experiments.extrapolation.register_experiment_method``); passing one of
+    its old keywords here (``variants``, ``finetunable``, ``record``, ``undefined_note``)
+    raises ``TypeError`` saying so. Registering a taken name raises ``ValueError`` unless
+    ``replace=True`` (handy when re-running a cell).
     """
+    if unknown:
+        _refuse_keywords(name, unknown)
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be a str usable as an identifier, got {name!r}")
     if not (isinstance(module, type) and issubclass(module, PositionEncoding)):
@@ -296,20 +274,34 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
                          "(pass replace=True to replace it)")
     factory = module if build is None else build
     color = check_color(name, color)
-    if record is not None and not callable(record):
-        raise TypeError(f"method {name!r}: record must be a function of the trained module, "
-                        f"got {record!r}")
     _check_method(name, module, factory, family)
     options = {p.name: p.default for p in inspect.signature(factory).parameters.values()
                if p.kind is p.KEYWORD_ONLY}
     method = PositionMethod(name=name, module=module, factory=factory, label=label or name,
                             family=family, where=where, models=models, paper=paper,
                             parameter_scope=parameter_scope, color=color, cost=cost,
-                            variants=tuple(variants), undefined_note=undefined_note,
-                            in_comparison=bool(in_comparison), options=options,
-                            finetunable=bool(finetunable), record=record)
+                            in_comparison=bool(in_comparison), options=options)
     POSITIONS[name] = method
     return method
+
+
+#: Keywords ``register_position`` took before the extrapolation experiment's protocol
+#: moved to the experiment's package (issue 33).
+_EXPERIMENT_KEYWORDS = ("variants", "finetunable", "record", "undefined_note")
+
+
+def _refuse_keywords(name, unknown: Mapping) -> None:
+    """``TypeError`` for keywords ``register_position`` does not take, pointing to where the
+    experiment's keywords went."""
+    moved = [key for key in unknown if key in _EXPERIMENT_KEYWORDS]
+    if moved:
+        given = ", ".join(f"{key}=..." for key in moved)
+        raise TypeError(f"method {name!r}: {', '.join(moved)} belong to the extrapolation "
+                        "experiment, not to the method: after register_position, call "
+                        "posenc.experiments.extrapolation.register_experiment_method("
+                        f"{name!r}, {given})")
+    raise TypeError(f"register_position() got an unexpected keyword argument "
+                    f"{next(iter(unknown))!r}")
 
 
 def unregister_position(name: str) -> None:

@@ -8,15 +8,12 @@ one definition.
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import torch
 
 from .._validation import check_base, check_choice, check_even_int, check_frequencies, to_numpy
 from ..rope import LAYOUTS, rope_angles, rope_frequencies
-from ..scaling import pi_frequencies
-from .positions import AttentionSpec, PositionEncoding, Variant, register_position
+from .positions import AttentionSpec, PositionEncoding, register_position
 from .rope_kernel import rotate, rotate_by_angles
 
 __all__ = ["RotaryEmbedding"]
@@ -112,15 +109,6 @@ class RotaryEmbedding(PositionEncoding):
         return self(q), self(k)
 
 
-def _with_pi(model, train_length: int, eval_length: int):
-    """A copy of a trained RoPE model whose frequencies are divided by ``L_eval / L_train``."""
-    adapted = copy.deepcopy(model)
-    base = model.config.position_options()["base"]
-    adapted.set_rope_frequencies(pi_frequencies(model.config.head_dim, base, train_length,
-                                                eval_length))
-    return adapted
-
-
 def _rope_cost(b: int, h: int, n: int, d: int) -> dict[str, int]:
     """4 multiplies and 2 adds per pair, on q and k; cos and sin ``[L, d_head / 2]`` each."""
     return {"matmul_flops": 0, "elementwise_flops": 6 * b * n * d, "memory": n * (d // h)}
@@ -135,7 +123,4 @@ register_position(
     "rope", RotaryEmbedding, build=_build_rope, label="RoPE",
     family="relative (made from absolute rotations)", where="rotates q and k in every layer",
     models="LLaMA, GPT-NeoX, Mistral", paper="Su et al., 2021", parameter_scope="none",
-    color="#D55E00", cost=_rope_cost, finetunable=True,
-    variants=[Variant("rope_pi", "RoPE + PI", _with_pi,
-                      note="RoPE weights, frequencies / (L_eval / L_train) at evaluation "
-                           "(Position Interpolation, no fine-tuning)")])
+    color="#D55E00", cost=_rope_cost)

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from torch import nn
 
-from .._validation import check_float, check_int, to_numpy
+from .._validation import check_float, check_int
 from ..relative import relative_positions, t5_relative_bucket
 from .alibi import bias_cost
 from .positions import AttentionSpec, PositionEncoding, register_position
@@ -76,13 +75,8 @@ def _build_t5(spec: AttentionSpec, *, num_buckets: int = 32, max_distance: int =
     return module
 
 
-def _bias_table(module: T5RelativeBias) -> dict:
-    """The experiment's record of a trained table: ``t5_bias`` ``[num_buckets, num_heads]``."""
-    return {"t5_bias": to_numpy(module.embedding.weight).astype(np.float64)}
-
-
 register_position(
     "t5", T5RelativeBias, build=_build_t5, label="T5 bias", family="relative",
     where="learned bias on the logits in every layer", models="T5",
     paper="Raffel et al., 2020", parameter_scope="one table per stack, shared by all its layers",
-    color="#CC79A7", cost=bias_cost, record=_bias_table)
+    color="#CC79A7", cost=bias_cost)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...nn import POSITION_METHODS, POSITIONS
 from .config import PRESETS, ExtrapolationConfig
+from .methods import experiment_method
 from .run import format_summary, import_registration, run_experiment
 
 #: What ``--help`` says about the presets (timings: benchmarks/README.md).
@@ -108,7 +109,9 @@ def _parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--register", action="append", default=[], metavar="MODULE",
                         help="import MODULE first (repeatable): a module name or a .py path "
                              "that registers your own position method with "
-                             "posenc.nn.register_position, whose name --encodings may then "
+                             "posenc.nn.register_position (and, for evaluation-time "
+                             "variants and the like, its experiment entry with "
+                             "register_experiment_method), whose name --encodings may then "
                              "use; recorded in the results with its source's SHA-256")
     return parser.parse_args(argv)
 
@@ -128,7 +131,7 @@ def _config(args: argparse.Namespace) -> ExtrapolationConfig:
             overrides["nope_encodings"] = tuple(e for e in preset.nope_encodings
                                                 if e in overrides["encodings"])
         tunable = [e for e in overrides["encodings"]
-                   if e in POSITIONS and POSITIONS[e].finetunable]
+                   if e in POSITIONS and experiment_method(e).finetunable]
         if "finetune_scalings" not in overrides and not tunable:
             overrides["finetune_scalings"] = ()
     return dataclasses.replace(preset, **overrides)

@@ -1,10 +1,10 @@
 """The extrapolation experiment's configuration: what decides the numbers.
 
-The variants evaluated come from the registry (:data:`posenc.nn.POSITIONS`): each
-trained method is followed by the evaluation-time variants it registered (learned +
-interpolation, RoPE + Position Interpolation) and, when it registered
-``finetunable=True`` (RoPE), its fine-tuned models. A method's settings are its own
-options (``options={"t5": {"max_distance": 64}}``), never a field here.
+The methods trained come from the registry (:data:`posenc.nn.POSITIONS`); each trained
+method is followed by the evaluation-time variants the experiment registered for it
+(:mod:`.methods`: learned + interpolation, RoPE + Position Interpolation) and, when its
+entry there says ``finetunable=True`` (RoPE), its fine-tuned models. A method's settings
+are its own options (``options={"t5": {"max_distance": 64}}``), never a field here.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ...layer_patterns import PATTERNS, get_pattern
 from ...model import TinyLMConfig
 from ...nn import POSITIONS, check_position_options, get_position
 from ...retrieval import TASKS
+from .methods import experiment_method
 
 __all__ = [
     "ENCODINGS",
@@ -48,8 +49,9 @@ FINETUNE_SCALINGS = ("none", "linear", "ntk", "yarn")
 
 
 def _variants():
-    """``{variant name: (trained method, Variant)}`` over the whole registry."""
-    return {v.name: (m.name, v) for m in POSITIONS.values() for v in m.variants}
+    """``{variant name: (trained method, Variant)}`` over every registered method, in
+    registration order (its variants from :func:`.methods.experiment_method`)."""
+    return {v.name: (name, v) for name in POSITIONS for v in experiment_method(name).variants}
 
 
 class _DerivedVariants(Mapping):
@@ -211,7 +213,7 @@ class ExtrapolationConfig:
     size whose layers follow that pattern (variant ``<pattern>_layers``).
 
     Fine-tuning to extend (Chen et al., 2023; Peng et al., 2024): each trained fine-tunable
-    model (a method registered with ``finetunable=True``: RoPE) is fine-tuned for
+    model (a method whose experiment entry has ``finetunable=True``: RoPE) is fine-tuned for
     ``finetune_steps`` steps at ``finetune_multiplier * train_length`` (same bytes per step,
     peak learning rate times ``finetune_lr_ratio``) once per scaling in
     ``finetune_scalings`` (``"none"`` or a :data:`posenc.scaling.SCALING_METHODS` name,
@@ -320,9 +322,10 @@ class ExtrapolationConfig:
                 raise ValueError(f"patterns: {error}") from None
         if self.finetune_scalings:
             if not self.finetuned_encodings:
-                tunable = [name for name, m in POSITIONS.items() if m.finetunable]
-                raise ValueError(f"finetune_scalings needs a fine-tunable method (registered "
-                                 f"with finetunable=True: {', '.join(tunable)}) in encodings, "
+                tunable = [name for name in POSITIONS if experiment_method(name).finetunable]
+                raise ValueError(f"finetune_scalings needs a fine-tunable method (one "
+                                 "registered with register_experiment_method(..., "
+                                 f"finetunable=True): {', '.join(tunable)}) in encodings, "
                                  f"got {self.encodings}")
             for scaling in self.finetune_scalings:
                 check_choice("finetune_scalings", scaling, FINETUNE_SCALINGS)
@@ -351,11 +354,11 @@ class ExtrapolationConfig:
 
     @property
     def finetuned_encodings(self) -> tuple[str, ...]:
-        """The trained methods the fine-tuning extension extends (those registered with
-        ``finetunable=True``; none when ``finetune_scalings`` is empty)."""
+        """The trained methods the fine-tuning extension extends (those whose experiment
+        entry has ``finetunable=True``; none when ``finetune_scalings`` is empty)."""
         if not self.finetune_scalings:
             return ()
-        return tuple(e for e in self.encodings if POSITIONS[e].finetunable)
+        return tuple(e for e in self.encodings if experiment_method(e).finetunable)
 
     @property
     def variants(self) -> tuple[str, ...]:
@@ -364,7 +367,7 @@ class ExtrapolationConfig:
         (``<name>_ft_<scaling>``) when the config asks for them."""
         names = []
         for encoding in self.encodings:
-            names += [encoding, *(v.name for v in POSITIONS[encoding].variants)]
+            names += [encoding, *(v.name for v in experiment_method(encoding).variants)]
             if encoding in self.nope_encodings:
                 names.append(nope_variant(encoding))
             if encoding in self.finetuned_encodings:

@@ -66,10 +66,11 @@ def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *
               adapt=None, may_be_undefined: bool = False) -> dict:
     """Loss at every evaluation length, the per-position curve at the longest defined
     length and, when the config has the retrieval task, its accuracy per length and
-    distance. Entries are ``None`` where a method that registered an ``undefined_note``
-    cannot run (its model raises ``ValueError``, as a learned table does past its last
-    row). ``adapt(model, train_length, eval_length)`` (a registered evaluation-time
-    variant) gives the model evaluated at each length."""
+    distance. Entries are ``None`` where a method whose experiment entry has an
+    ``undefined_note`` (:mod:`.methods`) cannot run (its model raises ``ValueError``, as a
+    learned table does past its last row). ``adapt(model, train_length, eval_length)``
+    (a registered evaluation-time variant, :class:`.methods.Variant`) gives the model
+    evaluated at each length."""
     start = time.perf_counter()
     tasks = config.retrieval_tasks if config.retrieval else ()
     losses, curve = [], None

@@ -1,6 +1,6 @@
-"""Fine-tuning: a trained rotary model (a method registered with ``finetunable=True``:
-RoPE) extended to a longer context with a scaling of its frequencies
-(:mod:`posenc.scaling`), then trained briefly at the longer length.
+"""Fine-tuning: a trained rotary model (a method whose experiment entry has
+``finetunable=True``, :mod:`.methods`: RoPE) extended to a longer context with a scaling
+of its frequencies (:mod:`posenc.scaling`), then trained briefly at the longer length.
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from .config import (
 )
 from .evaluation import _evaluate
 from .finetuning import finetune_rope
+from .methods import experiment_method
 from .training import _progress, train_model
 
 __all__ = ["run_experiment", "format_summary"]
@@ -103,15 +104,18 @@ def _rounded_array(values, digits: int = 4):
 
 
 def _recorded(method, model: TinyLM) -> dict:
-    """The extra numbers a method's ``record`` hook gives for its trained modules, rounded
-    for the JSON: one module's (T5's table is shared by every block) or, when each layer
-    has its own (FIRE's threshold), a list with one value per layer."""
-    if method.record is None:
+    """The extra numbers the ``record`` function of a method's experiment entry
+    (:func:`.methods.experiment_method`) gives for its trained modules, rounded for the
+    JSON: one module's (T5's table is shared by every block) or, when each layer has its
+    own (FIRE's threshold), a list with one value per layer. ``method`` is the registered
+    :class:`~posenc.nn.PositionMethod`."""
+    record = experiment_method(method.name).record
+    if record is None:
         return {}
     modules = list({id(m): m for m in model.modules() if isinstance(m, method.module)}.values())
     if not modules:
         return {}
-    records = [method.record(module) for module in modules]
+    records = [record(module) for module in modules]
     if len(records) == 1:
         return {key: _rounded_array(value) for key, value in records[0].items()}
     return {key: [_rounded_array(r[key]) for r in records] for key in records[0]}
@@ -143,11 +147,11 @@ def _with_history(entry: dict, model: TinyLM, history: dict) -> dict:
 def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, layout: str,
                         corpus, progress: bool) -> dict:
     """One training run (a method or a pattern, a seed) and every variant that reuses it:
-    the registered evaluation-time variants and, for a method registered
-    ``finetunable=True`` when the config fine-tunes, the fine-tuned models. ``layout``:
-    ``""`` (the method in every layer), ``"nope"`` (with NoPE layers) or ``"pattern"``
-    (``encoding`` names a per-layer pattern). Returns ``{variant: entry}`` in the order of
-    ``config.variants``."""
+    the evaluation-time variants of the method's experiment entry (:mod:`.methods`) and,
+    for a method whose entry has ``finetunable=True`` when the config fine-tunes, the
+    fine-tuned models. ``layout``: ``""`` (the method in every layer), ``"nope"`` (with
+    NoPE layers) or ``"pattern"`` (``encoding`` names a per-layer pattern). Returns
+    ``{variant: entry}`` in the order of ``config.variants``."""
     heldout = corpus.heldout
     model, history = train_model(config, encoding, corpus.train, progress=progress,
                                  seed=seed, nope=layout == "nope",
@@ -156,17 +160,17 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, l
         name = pattern_variant(encoding)
         result = _evaluate(model, config, heldout)
         return {name: _with_history(_entry(name, name, config, result), model, history)}
-    method = POSITIONS[encoding]
+    method, protocol = POSITIONS[encoding], experiment_method(encoding)
     name = nope_variant(encoding) if layout == "nope" else encoding
-    result = _evaluate(model, config, heldout, may_be_undefined=bool(method.undefined_note))
+    result = _evaluate(model, config, heldout, may_be_undefined=bool(protocol.undefined_note))
     entry = _with_history(_entry(name, encoding, config, result), model, history)
     entry.update(_recorded(method, model))  # e.g. T5's bias table
     if None in result["loss"]:
-        entry["not_defined"] = method.undefined_note.format(train_length=config.train_length)
+        entry["not_defined"] = protocol.undefined_note.format(train_length=config.train_length)
     entries = {name: entry}
     if layout == "nope":
         return entries
-    for variant in method.variants:
+    for variant in protocol.variants:
         result = _evaluate(model, config, heldout, adapt=variant.adapt)
         entries[variant.name] = _entry(variant.name, encoding, config, result)
         if variant.note:
