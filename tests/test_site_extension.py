@@ -136,3 +136,33 @@ def test_latin_inside_chinese_emphasis_keeps_italics_instead_of_dots():
     assert latin_in_emphasis(html) == (
         '<p>用 <em><span class="posenc-latin">Run → Run All Cells</span></em> 运行；'
         '<em>不能</em>说明；<em><span class="posenc-latin">x</span></em></p>')
+
+
+def test_a_static_figure_gets_its_alt_text_instead_of_its_path():
+    from posenc_site.pages import describe_images
+
+    key = "ab" * 32
+    page = (f'<img alt="../_images/{key}.png" src="../_images/{key}.png" />'
+            f'<img alt="../_images/{"cd" * 32}.png" src="x" />')
+    out = describe_images(page, {key: 'loss "by" position'})
+    assert f'alt="loss &quot;by&quot; position" src="../_images/{key}.png"' in out
+    assert f'alt="../_images/{"cd" * 32}.png"' in out  # unknown: left (the browser test says so)
+
+
+def test_figure_alt_says_what_the_figure_says():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from posenc.course.figures.style import figure_alt
+
+    fig, axes = plt.subplots(1, 2)
+    axes[0].set(xlabel="position", ylabel="loss")
+    assert figure_alt(fig) == "loss against position"
+    axes[0].set_title("Loss by position")
+    axes[1].set_title("Accuracy by distance")
+    assert figure_alt(fig) == "Loss by position; Accuracy by distance"
+    fig.suptitle("Train short, test long")
+    assert figure_alt(fig) == "Train short, test long"
+    plt.close(fig)

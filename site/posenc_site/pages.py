@@ -40,7 +40,7 @@ from posenc.course.figures.frame_contract import (
     STATE_MIME,
     VIEW_MIME,
 )
-from posenc.course.figures.style import TRANSLATED_KEY
+from posenc.course.figures.style import ALT_KEY, TRANSLATED_KEY
 from posenc.course.i18n import interface_text, keep_language, translate
 
 # the theme writes this tag from a template macro, not through app.add_js_file
@@ -281,11 +281,13 @@ def _finish_pages(app, exception):
     used: dict[Path, set[str]] = {}
     lang = "zh" if edition(app.config.language) == "zh_CN" else "en"
     caption = toc_captions(app)
+    alts = _figure_alts(app, lang)
     for page in _own_pages(outdir, app.config.language):
         text = page.read_text(encoding="utf-8")
         new = keep_language(_FONTAWESOME_JS.sub("", text), lang)
         new = _CAPTION.sub(lambda m: m.group(1) + caption(m.group(2)) + m.group(3), new)
         new = interface_language(new, lang)
+        new = describe_images(new, alts)
         if lang == "zh":
             new = latin_in_emphasis(new)
         if page.name != "index.html" or page.parent != outdir:  # not the redirect
@@ -310,23 +312,54 @@ def _finish_pages(app, exception):
         shrink_png(image)
 
 
-def _translated_images(app, lang: str) -> dict[str, bytes]:
-    """``{sha256 of an English static figure: its lang version}``, from the notebooks'
-    outputs in the execution cache (:func:`posenc.course.figures.style.inline_png` put them
-    in the output's metadata)."""
+def _static_figures(app):
+    """``(sha256 of the English PNG, its bytes, its output metadata)`` for every static
+    figure of the notebooks' outputs in the execution cache (MyST-NB names the image file
+    by that hash; :func:`posenc.course.figures.style.inline_png` made the metadata)."""
     from jupyter_cache import get_cache
 
-    out = {}
-    cache = get_cache(app.config.nb_execution_cache_path)
+    # Jupyter Book leaves the option empty and uses <build>/.jupyter_cache; an empty path
+    # would open (and create) a cache in the working folder
+    path = Path(app.config.nb_execution_cache_path or Path(app.outdir).parent / ".jupyter_cache")
+    if not path.is_dir():
+        return
+    cache = get_cache(str(path))
     for record in cache.list_cache_records():
         for cell in cache.get_cache_bundle(record.pk).nb.cells:
             for output in cell.get("outputs", []):
                 png = output.get("data", {}).get("image/png")
-                other = output.get("metadata", {}).get("image/png", {}).get(TRANSLATED_KEY, {})
-                if png and lang in other:
-                    key = hashlib.sha256(base64.b64decode(png)).hexdigest()
-                    out[key] = base64.b64decode(other[lang])
-    return out
+                if png:
+                    data = base64.b64decode(png)
+                    yield (hashlib.sha256(data).hexdigest(), data,
+                           output.get("metadata", {}).get("image/png", {}))
+
+
+def _translated_images(app, lang: str) -> dict[str, bytes]:
+    """``{sha256 of an English static figure: its lang version}`` (:func:`_static_figures`)."""
+    return {key: base64.b64decode(meta[TRANSLATED_KEY][lang])
+            for key, _, meta in _static_figures(app) if lang in meta.get(TRANSLATED_KEY, {})}
+
+
+def _figure_alts(app, lang: str) -> dict[str, str]:
+    """``{sha256 of an English static figure: its alt text in lang}``."""
+    return {key: meta[ALT_KEY][lang] for key, _, meta in _static_figures(app)
+            if lang in meta.get(ALT_KEY, {})}
+
+
+_IMAGE_ALT = re.compile(r'(<img\b[^>]*?\balt=")((?:\.\./)*_images/([0-9a-f]{64})\.png)(")')
+
+
+def describe_images(html: str, alts: dict[str, str]) -> str:
+    """``html`` with each static figure's alt text (MyST-NB writes the image's path there)
+    replaced by what the figure says (:func:`_figure_alts`)."""
+    import html as html_lib
+
+    def alt(m):
+        text = alts.get(m.group(3))
+        return m.group(0) if text is None else (m.group(1) + html_lib.escape(text, quote=True)
+                                                 + m.group(4))
+
+    return _IMAGE_ALT.sub(alt, html)
 
 
 def translate_images(images: Path, translated: dict[str, bytes]) -> int:

@@ -587,3 +587,17 @@ def test_phone_back_to_top_never_covers_a_figure(phone):
             return q.left < r.right && q.right > r.left && q.top < r.bottom && q.bottom > r.top; });
         }""")
         assert not overlap, f"'Back to top' covers a figure at scrollY={y}"
+
+
+def test_every_figure_has_alt_text_that_describes_it_not_its_file():
+    """A screen reader reads a figure's alt text: the figure's own title (static figures:
+    posenc.course.figures.style.figure_alt; slider frames: their title and values), in the
+    page's language, never the image's path."""
+    for path in content_pages():
+        html = (SITE / path).read_text(encoding="utf-8")
+        alts = re.findall(r'<img\b[^>]*?\balt="([^"]*)"', html)
+        assert not [a for a in alts if not a.strip() or re.search(r"\.(png|webp|svg)$", a)
+                    and "logo" not in a], (path, [a for a in alts if a.endswith(".png")][:3])
+        if path.startswith("zh/"):
+            figures = re.findall(r'<img\b[^>]*?\balt="([^"]*)"[^>]*_images/', html)
+            assert all(re.search(r"[\u4e00-\u9fff]", a) for a in figures), (path, figures[:3])

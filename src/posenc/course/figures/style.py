@@ -27,7 +27,7 @@ from matplotlib.colors import LinearSegmentedColormap
 
 __all__ = ["COLORS", "METHOD_COLORS", "DIVERGING", "use_course_style", "figure_bytes", "tight_bbox",
            "FIGURE_WIDTH", "COLUMN_CSS_PX", "CSS_PX_PER_INCH", "DEVICE_PX_PER_CSS_PX",
-           "FRAME_DPI", "MIN_FONT_PT", "lab_to_srgb", "inline_png",
+           "FRAME_DPI", "MIN_FONT_PT", "lab_to_srgb", "inline_png", "figure_alt", "ALT_KEY",
            "frame_geometry", "clipped_texts"]
 
 #: Okabe-Ito colour-blind-safe palette.
@@ -190,11 +190,39 @@ def inline_png(fig):
     first, *others = output_languages()
     with translated_figure(fig, first):
         data, metadata = _column_png(fig)
+        alts = {first: figure_alt(fig, first)}
     for lang in others:
         with translated_figure(fig, lang):
             other, _ = _column_png(fig)
+            alts[lang] = figure_alt(fig, lang)
         metadata.setdefault(TRANSLATED_KEY, {})[lang] = base64.b64encode(other).decode("ascii")
+    metadata[ALT_KEY] = alts
     return data, metadata
+
+
+#: Where a static figure's output metadata keeps its alt text, ``{lang: text}``.
+ALT_KEY = "posenc_alt"
+
+
+def figure_alt(fig, lang: str = "en") -> str:
+    """A static figure's alt text, from what it says: its title (``suptitle``), else its
+    panels' titles, else the first panel's axes ("loss against position"); the words are
+    the figure's as drawn (in ``lang`` inside :func:`posenc.course.i18n.translated_figure`)."""
+    def clean(text: str) -> str:
+        return " ".join(text.split())
+
+    sep = "；" if lang == "zh" else "; "
+    title = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) else ""
+    if title.strip():
+        return clean(title)
+    titles = [clean(ax.get_title()) for ax in fig.axes if ax.get_title().strip()]
+    if titles:
+        return sep.join(dict.fromkeys(titles))
+    for ax in fig.axes:
+        y, x = clean(ax.get_ylabel()), clean(ax.get_xlabel())
+        if y and x:
+            return f"{y}（横轴：{x}）" if lang == "zh" else f"{y} against {x}"
+    return "图" if lang == "zh" else "figure"
 
 
 #: Where a static figure's output metadata keeps its other languages' images.
