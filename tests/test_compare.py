@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from torch.utils.flop_counter import FlopCounterMode
 
 from posenc.alibi import alibi_bias
+from posenc.catalogue import describe_method, forget_method
 from posenc.compare import (
     ALIBI_PAPER_WIKITEXT103,
     METHOD_FACTS,
@@ -230,7 +231,8 @@ def test_a_method_without_a_cost_formula_is_measured_and_appears_in_the_tables()
             return self.scale * (self.proj(q) @ k.transpose(-1, -2))
 
     try:
-        register_position("product_bias", ProductBias, color="#654321")
+        register_position("product_bias", ProductBias)
+        describe_method("product_bias", color="#654321")
         b, h, n, d = 2, 4, 10, 32
         cost = extra_attention_cost("product_bias", d_model=d, num_heads=h, seq_len=n, batch=b)
         d_head = d // h
@@ -244,3 +246,4 @@ def test_a_method_without_a_cost_formula_is_measured_and_appears_in_the_tables()
         assert row["extra memory"] == h * n * n and row["parameters"] == d_head**2
     finally:
         POSITIONS.pop("product_bias", None)
+        forget_method("product_bias")

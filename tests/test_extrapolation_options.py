@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from posenc.catalogue import describe_method, forget_method
 from posenc.course.results import RESULTS_DIR, load_results
 from posenc.experiments import extrapolation
 from posenc.experiments.extrapolation import (
@@ -141,11 +142,13 @@ def _record_slope(module):
 
 @pytest.fixture
 def scaled():
-    register_position("scaled_toy", _Scaled, label="toy", color="#123456", replace=True)
+    register_position("scaled_toy", _Scaled, replace=True)
+    describe_method("scaled_toy", label="toy", color="#123456")
     register_experiment_method("scaled_toy", record=_record_slope, replace=True)
     yield
     unregister_experiment_method("scaled_toy")
     unregister_position("scaled_toy")
+    forget_method("scaled_toy")
 
 
 def test_a_readers_method_gets_its_learning_rate_and_record_through_the_registry(scaled):
@@ -170,11 +173,11 @@ def _build_rotary2(spec, *, base: float = 10000.0):
 
 
 def test_fine_tuned_variants_come_from_the_registrys_flag():
-    register_position("rope_two", _Rotary2, build=_build_rotary2, label="RoPE two",
-                      color="#654321", replace=True)
+    register_position("rope_two", _Rotary2, build=_build_rotary2, replace=True)
+    describe_method("rope_two", label="RoPE two", color="#654321")
     register_experiment_method("rope_two", finetunable=True, replace=True)
-    register_position("rope_three", _Rotary2, build=_build_rotary2, label="RoPE three",
-                      color="#654322", replace=True)
+    register_position("rope_three", _Rotary2, build=_build_rotary2, replace=True)
+    describe_method("rope_three", label="RoPE three", color="#654322")
     try:
         config = ExtrapolationConfig(encodings=("rope_two", "rope_three", "alibi"),
                                      finetune_scalings=("none", "yarn"), batch_size=16)
@@ -190,6 +193,8 @@ def test_fine_tuned_variants_come_from_the_registrys_flag():
         unregister_experiment_method("rope_two")
         unregister_position("rope_two")
         unregister_position("rope_three")
+        forget_method("rope_two")
+        forget_method("rope_three")
 
 
 def _halved(model, train_length, eval_length):

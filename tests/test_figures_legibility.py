@@ -35,15 +35,15 @@ MIN_CSS_PX = 11
 def sample_data() -> dict:
     """Data of the shape the chapters compute for their data-driven slider figures (the
     figure's layout, not its numbers, is under test)."""
+    from posenc.catalogue import METHOD_ORDER
     from posenc.course.figures.learned_biases import fire_fit_targets
-    from posenc.nn import POSITION_METHODS
     from posenc.sinusoidal import sinusoidal_encoding
 
     rng = np.random.default_rng(0)
     targets = fire_fit_targets()
     return {
         "changes": {m: dict(zip(("I", "love", "you"), rng.uniform(0, 1, 3), strict=True))
-                    for m in POSITION_METHODS},
+                    for m in METHOD_ORDER},
         "table": sinusoidal_encoding(64, 16, base=100),
         "fits": {name: {"distance": np.arange(len(t)), "target": t,
                         "snapshots": {s: t + rng.normal(0, 1, len(t)) for s in (0, 50, 200, 1000)}}

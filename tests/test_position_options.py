@@ -12,6 +12,7 @@ import pickle
 import pytest
 import torch
 
+from posenc.catalogue import describe_method, forget_method
 from posenc.experiments.extrapolation import ExtrapolationConfig
 from posenc.experiments.extrapolation.cli import config_from_command_line
 from posenc.layer_patterns import PATTERNS, LayerPattern, LayerSpec, register_pattern
@@ -65,10 +66,11 @@ class WindowBias(PositionEncoding):
 
 @pytest.fixture
 def winbias():
-    method = register_position("winbias", WindowBias, label="window bias", color="#888888",
-                               replace=True)
+    method = register_position("winbias", WindowBias, replace=True)
+    describe_method("winbias", label="window bias", color="#888888")
     yield method
     unregister_position("winbias")
+    forget_method("winbias")
 
 
 def test_a_spec_with_window_gives_the_method_its_window_and_the_layer_none(winbias):
@@ -99,10 +101,11 @@ def _layer_value(attn, name):
 
 @pytest.fixture
 def reach_bias():
-    method = register_position("reach_bias", ReachBias, label="reach bias", color="#888888",
-                               replace=True)
+    method = register_position("reach_bias", ReachBias, replace=True)
+    describe_method("reach_bias", label="reach bias", color="#888888")
     yield method
     unregister_position("reach_bias")
+    forget_method("reach_bias")
 
 
 @pytest.mark.parametrize("name", NAMES)

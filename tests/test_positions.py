@@ -14,6 +14,7 @@ import pytest
 import torch
 from torch import nn
 
+from posenc.catalogue import BUILT_IN_ORDER, METHOD_ORDER, describe_method, forget_method
 from posenc.compare import METHODS, applies_to, extra_attention_cost, position_parameter_count
 from posenc.course.figures.style import METHOD_COLORS
 from posenc.experiments.extrapolation import ExtrapolationConfig, main
@@ -60,13 +61,15 @@ class LogDistanceBias(PositionEncoding):
 
 
 def register_log_distance():
-    """Register the method above as ``"logdist"`` (also imported by the CLI test)."""
-    return register_position(
-        "logdist", LogDistanceBias, label="log-distance bias", color="#999999",
+    """Register the method above as ``"logdist"`` and give the course its facts (also
+    imported by the CLI test)."""
+    method = register_position("logdist", LogDistanceBias, replace=True)
+    describe_method(
+        "logdist", label="log-distance bias", color="#999999",
         where="learned bias on the logits", models="none (a test)",
         cost=lambda b, h, n, d: {"matmul_flops": 0, "elementwise_flops": b * h * n * n,
-                                 "memory": h * n * n},
-        replace=True)
+                                 "memory": h * n * n})
+    return method
 
 
 @pytest.fixture
@@ -74,13 +77,16 @@ def logdist():
     method = register_log_distance()
     yield method
     unregister_position("logdist")
+    forget_method("logdist")
 
 
 # --- the registry -----------------------------------------------------------------------------
 
 def test_built_in_methods_are_registered_in_order():
     assert tuple(POSITION_METHODS) == BUILT_IN == tuple(POSITIONS)
-    # chapter 8 compares the methods of chapters 2-7; later ones register in_comparison=False
+    assert tuple(METHOD_ORDER) == BUILT_IN_ORDER == BUILT_IN
+    # chapter 8 compares the methods of chapters 2-7; later ones are described
+    # in_comparison=False in the catalogue
     assert tuple(METHODS) == ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw")
     hooks = {name: POSITIONS[name].hooks for name in BUILT_IN}
     assert hooks == {"none": (), "sinusoidal": ("embed",), "learned": ("embed",),
@@ -89,6 +95,39 @@ def test_built_in_methods_are_registered_in_order():
                      "p_rope": ("rotate",), "xpos": ("rotate",), "axial_rope": ("rotate",),
                      "kerple_power": ("score_bias",), "kerple_log": ("score_bias",),
                      "fire": ("score_bias",), "cope": ("score_bias",)}
+
+
+def test_the_course_order_is_the_catalogues_not_the_import_order():
+    """Issue 33: the order of the tables, legends and lists is posenc.catalogue's table,
+    explicit: registering the built-in methods in another order changes none of it."""
+    from posenc.course.figures.style import METHOD_COLORS
+
+    before = (tuple(METHOD_ORDER), tuple(METHODS), tuple(METHOD_COLORS))
+    saved = dict(POSITIONS)
+    try:
+        POSITIONS.clear()
+        POSITIONS.update(reversed(saved.items()))
+        assert tuple(POSITIONS) != BUILT_IN
+        assert (tuple(METHOD_ORDER), tuple(METHODS), tuple(METHOD_COLORS)) == before
+        assert tuple(METHOD_ORDER) == BUILT_IN_ORDER
+    finally:
+        POSITIONS.clear()
+        POSITIONS.update(saved)
+
+
+def test_the_torch_registry_holds_no_course_fact():
+    """posenc.nn keeps what torch needs (name, module, build, options); the course's facts
+    live in posenc.catalogue."""
+    import dataclasses
+
+    from posenc.nn import PositionMethod
+
+    fields = {f.name for f in dataclasses.fields(PositionMethod)}
+    assert fields == {"name", "module", "factory", "options"}
+    course = ("label", "family", "where", "models", "paper", "parameter_scope", "color",
+              "cost", "in_comparison")
+    for method in POSITIONS.values():
+        assert not any(hasattr(method, fact) for fact in course), method.name
 
 
 def test_registering_bad_methods_fails_clearly(logdist):

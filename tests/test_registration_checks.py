@@ -9,8 +9,14 @@ import pytest
 import torch
 from torch import nn
 
-from posenc.nn import POSITIONS, MultiHeadSelfAttention, PositionEncoding, register_position
-from posenc.nn.positions import check_color
+from posenc.catalogue import check_color, describe_method, facts, forget_method
+from posenc.nn import (
+    POSITIONS,
+    MultiHeadSelfAttention,
+    NoPosition,
+    PositionEncoding,
+    register_position,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -37,6 +43,10 @@ class Misspelled(PositionEncoding):
 class NoHook(PositionEncoding):
     def __init__(self, spec):
         super().__init__()
+
+
+class AlsoNone(NoPosition):
+    """No position on purpose: a NoPosition subclass may override no hook."""
 
 
 class NoSpec(PositionEncoding):
@@ -113,10 +123,10 @@ def test_each_mistake_is_refused_naming_method_hook_and_fix(module, hook, fix):
     assert name not in POSITIONS
 
 
-def test_a_correct_method_registers_and_a_none_family_may_have_no_hook():
+def test_a_correct_method_registers_and_a_no_position_subclass_may_have_no_hook():
     try:
-        register_position("good_bias", GoodBias, color="#123456")
-        register_position("also_none", NoHook, family="none")
+        register_position("good_bias", GoodBias)
+        register_position("also_none", AlsoNone)
         y = MultiHeadSelfAttention(16, 2, "good_bias", decay=0.3)(torch.randn(1, 4, 16))
         assert y.shape == (1, 4, 16)
     finally:
@@ -124,12 +134,12 @@ def test_a_correct_method_registers_and_a_none_family_may_have_no_hook():
         POSITIONS.pop("also_none", None)
 
 
-def test_a_bad_colour_is_refused_at_registration():
+def test_a_bad_colour_is_refused_when_a_method_is_described():
     with pytest.raises(ValueError, match=r"method 'brown'.*color='brownish'.*hex colour"):
-        register_position("brown", GoodBias, color="brownish")
+        describe_method("brown", color="brownish")
     with pytest.raises(ValueError, match="color=12"):
         check_color("m", 12)
-    assert "brown" not in POSITIONS
+    assert facts("brown").color == "#777777"  # nothing was stored
     for good in ("#abc", "#a1b2c3", "#A1B2C3FF"):
         assert check_color("m", good) == good
     for bad in ("#12345", "#ggg", "123456", ""):
@@ -147,7 +157,7 @@ def test_named_colours_need_matplotlib_which_core_never_imports():
         "        if name.split('.')[0] == 'matplotlib':\n"
         "            raise ModuleNotFoundError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "from posenc.nn.positions import check_color\n"
+        "from posenc.catalogue import check_color\n"
         "assert check_color('m', '#000') == '#000'\n"
         "try:\n"
         "    check_color('m', 'tab:blue')\n"
@@ -187,7 +197,7 @@ def test_built_in_methods_have_distinct_colours():
     """Issue 19: shaw and partial_rope shared #E69F00, so a figure with both mixed them up."""
     from posenc.course.figures.style import METHOD_COLORS
 
-    colours = {name: method.color.lower() for name, method in POSITIONS.items()}
+    colours = {name: facts(name).color.lower() for name in POSITIONS}
     assert len(set(colours.values())) == len(colours), colours
     assert all(METHOD_COLORS[name].lower() == colour for name, colour in colours.items())
 
@@ -198,7 +208,7 @@ def test_registration_check_leaves_the_random_stream_alone():
     expected = torch.rand(3)
     torch.manual_seed(0)
     try:
-        register_position("stream_bias", GoodBias, color="#123456")
+        register_position("stream_bias", GoodBias)
         assert torch.equal(torch.rand(3), expected)
     finally:
         POSITIONS.pop("stream_bias", None)
@@ -214,3 +224,56 @@ def test_the_experiments_keywords_are_refused_naming_where_they_went(keyword):
     with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
         register_position("moved_bias", GoodBias, colour="#123456")
     assert "moved_bias" not in POSITIONS
+
+
+@pytest.mark.parametrize("keyword", ["label", "family", "where", "models", "paper",
+                                     "parameter_scope", "color", "cost", "in_comparison"])
+def test_the_course_facts_are_refused_naming_the_catalogue(keyword):
+    """Issue 33: what the course says about a method is the catalogue's
+    (posenc.catalogue.describe_method), not the torch registry's."""
+    with pytest.raises(TypeError, match=rf"method 'moved_bias': {keyword} belong to the "
+                       r"course's catalogue.*describe_method\('moved_bias'"):
+        register_position("moved_bias", GoodBias, **{keyword: None})
+    assert "moved_bias" not in POSITIONS
+
+
+def test_a_method_without_facts_gets_the_defaults_and_describe_method_sets_them():
+    from posenc.compare import ALL_METHODS, METHODS
+    from posenc.course.figures.style import METHOD_COLORS
+
+    try:
+        register_position("plain_bias", GoodBias)
+        plain = facts("plain_bias")
+        assert (plain.label, plain.color, plain.in_comparison, plain.cost) == (
+            "plain_bias", "#777777", False, None)
+        assert METHOD_COLORS["plain_bias"] == "#777777"
+        assert "plain_bias" in ALL_METHODS and "plain_bias" not in METHODS
+        described = describe_method("plain_bias", label="plain bias", color="#123456")
+        assert facts("plain_bias") is described and described.in_comparison
+        assert METHOD_COLORS["plain_bias"] == "#123456" and "plain_bias" in METHODS
+    finally:
+        POSITIONS.pop("plain_bias", None)
+        forget_method("plain_bias")
+    assert facts("plain_bias").label == "plain_bias"
+
+
+def test_the_protocols_own_example_runs_as_written():
+    """The recipe in posenc.nn.positions' docstring: one class, register_position, and
+    optionally describe_method."""
+    import textwrap
+
+    import posenc
+    import posenc.catalogue
+    import posenc.nn.positions as positions
+
+    doc = positions.__doc__
+    code = doc[doc.index("notebook cell::") + len("notebook cell::"):doc.index("The constructor")]
+    try:
+        exec(textwrap.dedent(code), {"PositionEncoding": PositionEncoding, "torch": torch,
+                                     "register_position": register_position, "posenc": posenc})
+        assert MultiHeadSelfAttention(16, 2, "distance")(torch.randn(1, 4, 16)).shape == (1, 4, 16)
+        assert facts("distance").label == "distance bias"
+        assert facts("distance").color == "#888888"
+    finally:
+        POSITIONS.pop("distance", None)
+        forget_method("distance")

@@ -82,6 +82,7 @@ def test_chapter_8_questions_stay_right_after_a_reader_registers_a_method():
     # chapter 8 registers a method of its own before its questions are shown
     import torch
 
+    from posenc.catalogue import describe_method, forget_method
     from posenc.nn import PositionEncoding, register_position, unregister_position
 
     class FixedLogBias(PositionEncoding):  # no learned parameters, like the chapter's
@@ -93,12 +94,13 @@ def test_chapter_8_questions_stay_right_after_a_reader_registers_a_method():
             return -torch.log1p((i[:, None] - j[None, :]).abs().to(q.dtype))
 
     before = correct_answer(question("side_by_side.parameter-free-methods"))
-    register_position("free_test_method", FixedLogBias, label="a test", color="#999999",
-                      replace=True)
+    register_position("free_test_method", FixedLogBias, replace=True)
+    describe_method("free_test_method", label="a test", color="#999999")
     try:
         assert correct_answer(question("side_by_side.parameter-free-methods")) == before
     finally:
         unregister_position("free_test_method")
+        forget_method("free_test_method")
     assert before == "sinusoidal, RoPE, ALiBi"  # the three formulas among the six methods
 
 

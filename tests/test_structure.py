@@ -220,22 +220,23 @@ class ToyBias(PositionEncoding):
         return -self.toy_scale * (i[:, None] - j[None, :]).abs().to(q.dtype)
 
 
-register_position("toy", ToyBias, label="toy bias", color="#123456", in_comparison=False)
+register_position("toy", ToyBias)
 '''
 
 
 def test_a_built_in_method_touches_exactly_the_files_the_readme_lists(tmp_path):
     """README, "Adding a position method": a new file in nn/, one import line in
-    nn/__init__.py and one name in the experiment's config. Done to a copy of src/, the
-    toy method then runs in attention, TinyLM (with its option), the cost tables, the
-    figure colours and the experiment's config and presets."""
+    nn/__init__.py, its row in the catalogue and one name in the experiment's config. Done
+    to a copy of src/, the toy method then runs in attention, TinyLM (with its option), the
+    cost tables, the figure colours (from its row) and the experiment's config and
+    presets."""
     import shutil
 
     readme = (SRC.parent / "README.md").read_text()
     section = readme[readme.index("## Adding a position method"):]
     section = section[:section.index("\n## ", 5)]
     for path in ("src/posenc/nn/<method>.py", "src/posenc/nn/__init__.py",
-                 "src/posenc/experiments/extrapolation/config.py"):
+                 "src/posenc/catalogue.py", "src/posenc/experiments/extrapolation/config.py"):
         assert f"`{path}`" in section, path
     copy = tmp_path / "src"
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
@@ -246,6 +247,12 @@ def test_a_built_in_method_touches_exactly_the_files_the_readme_lists(tmp_path):
     assert anchor in init
     line = "from .toy import ToyBias  # noqa: F401\n"
     (nn / "__init__.py").write_text(init.replace(anchor, anchor + line))
+    catalogue = copy / "posenc" / "catalogue.py"
+    text = catalogue.read_text()
+    anchor = "cost=_cope_cost, in_comparison=False),\n)\n"
+    assert text.count(anchor) == 1
+    row = '    MethodFacts("toy", label="toy bias", color="#123456", in_comparison=False),\n'
+    catalogue.write_text(text.replace(anchor, anchor[:-2] + row + ")\n"))
     config = copy / "posenc" / "experiments" / "extrapolation" / "config.py"
     text = config.read_text()
     anchor = '"fire", "cope")'
@@ -255,7 +262,8 @@ def test_a_built_in_method_touches_exactly_the_files_the_readme_lists(tmp_path):
 import torch
 from posenc.nn import POSITIONS, MultiHeadSelfAttention
 from posenc.model import TinyLM, TinyLMConfig
-from posenc.compare import ALL_METHODS, extra_attention_cost
+from posenc.compare import ALL_METHODS, METHODS, extra_attention_cost
+from posenc.catalogue import METHOD_ORDER, facts
 from posenc.course.figures.style import METHOD_COLORS
 from posenc.experiments.extrapolation import PRESETS, ALL_ENCODINGS
 assert list(POSITIONS)[-1] == 'toy' and 'toy' in ALL_METHODS
@@ -263,7 +271,8 @@ assert MultiHeadSelfAttention(16, 2, 'toy')(torch.randn(1, 5, 16)).shape == (1, 
 model = TinyLM(TinyLMConfig(position='toy', options={'toy_scale': 0.5}, d_model=16, num_heads=2))
 assert model.blocks[0].attn.encoding.toy_scale == 0.5
 assert extra_attention_cost('toy', d_model=16, num_heads=2, seq_len=8)['memory'] == 64
-assert METHOD_COLORS['toy'] == '#123456'
+assert METHOD_COLORS['toy'] == '#123456' and 'toy' not in METHODS
+assert list(METHOD_ORDER)[-1] == 'toy' and facts('toy').label == 'toy bias'
 assert 'toy' in ALL_ENCODINGS and 'toy' in PRESETS['main'].encodings
 PRESETS['main'].model_config('toy')
 print('ok')

@@ -1,8 +1,9 @@
 """The position methods side by side: parameters, costs, and how scores fall with distance.
 
 Everything here is computed from the library's own definitions, never typed in:
-the methods, their facts and their costs come from the registry
-(:data:`posenc.nn.POSITIONS`, one registration per method), parameter counts from the
+the methods come from the registry (:data:`posenc.nn.POSITIONS`, one registration per
+method), their facts and costs from the course's catalogue (:mod:`posenc.catalogue`,
+which fixes their order), parameter counts from the
 torch modules it builds, and the distance curves from :mod:`posenc.sinusoidal`,
 :mod:`posenc.rope` and :mod:`posenc.alibi`. The figure of those curves is
 :func:`posenc.course.figures.compare.draw_distance_comparison`.
@@ -30,8 +31,9 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from ._validation import check_choice, check_even_int, check_int
 from .alibi import alibi_slopes
+from .catalogue import MethodNames, facts
 from .nn import HOOKS, POSITIONS, MultiHeadSelfAttention, PositionSpec
-from .nn.positions import AttentionSpec, LiveNames, all_options
+from .nn.positions import AttentionSpec, all_options
 from .sinusoidal import sinusoidal_dot_product
 
 __all__ = [
@@ -56,18 +58,25 @@ __all__ = [
 ]
 
 
-def _stage(method) -> int:
+def _stage(name: str) -> int:
     """Where a method last acts in the attention pipeline (the index of its last hook)."""
-    return max(HOOKS.index(h) for h in method.hooks)
+    return max(HOOKS.index(h) for h in POSITIONS[name].hooks)
+
+
+def _has_hooks(name: str) -> bool:
+    return bool(POSITIONS[name].hooks)
 
 
 #: The registered methods that put position somewhere (``"none"`` is left out), in
 #: pipeline order: embeddings, then q/k, then scores, then values (a live view). A method
-#: registered with ``in_comparison=False`` (taught after chapter 8) is left out too.
-METHODS = LiveNames(lambda method: bool(method.hooks) and method.in_comparison, order=_stage)
+#: described with ``in_comparison=False`` (taught after chapter 8; the facts are
+#: :mod:`posenc.catalogue`'s), or not described at all, is left out too. Within a stage, the
+#: catalogue's order.
+METHODS = MethodNames(lambda name: _has_hooks(name) and facts(name).in_comparison,
+                      order=_stage)
 #: Every registered method that puts position somewhere, compared in chapter 8 or not:
 #: what the cost functions accept.
-ALL_METHODS = LiveNames(lambda method: bool(method.hooks), order=_stage)
+ALL_METHODS = MethodNames(_has_hooks, order=_stage)
 
 
 class _Facts(Mapping):
@@ -79,7 +88,7 @@ class _Facts(Mapping):
     def __getitem__(self, name):
         if name not in METHODS:
             raise KeyError(name)
-        return self._value(POSITIONS[name])
+        return self._value(facts(name))
 
     def __iter__(self):
         return iter(METHODS)
@@ -202,16 +211,16 @@ def extra_attention_cost(method: str, *, d_model: int, num_heads: int, seq_len: 
     k. Shaw's two einsums (``q . a^K`` and ``p . a^V``) each cost as much as one
     of attention's own products, and its ``a^K``, ``a^V`` tensors are
     ``[L, L, d_head]``. The absolute tables are added once per model, at the
-    embeddings; the rest act in every layer. Each formula is the ``cost`` its method
-    registered (:data:`posenc.nn.POSITIONS`); a method registered without one gets its
-    cost measured by :func:`measured_attention_cost`.
+    embeddings; the rest act in every layer. Each formula is the ``cost`` of its method's
+    facts (:func:`posenc.catalogue.facts`); a method described without one gets its cost
+    measured by :func:`measured_attention_cost`.
     """
     method = check_choice("method", method, ALL_METHODS)
     d_model, num_heads = check_int("d_model", d_model), check_int("num_heads", num_heads)
     seq_len, batch = check_int("seq_len", seq_len), check_int("batch", batch)
     if d_model % num_heads:
         raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
-    cost = POSITIONS[method].cost
+    cost = facts(method).cost
     if cost is None:
         return measured_attention_cost(method, d_model=d_model, num_heads=num_heads,
                                        seq_len=seq_len, batch=batch)
@@ -345,7 +354,7 @@ def comparison_rows(*, d_model: int = 512, num_heads: int = 8, seq_len: int = 20
     ``seq_len``, the models that use it and its paper -- all read from the registry."""
     rows = []
     for name in METHODS:
-        method = POSITIONS[name]
+        method = facts(name)
         params = position_parameter_count(name, d_model=d_model, num_heads=num_heads,
                                           **options)
         cost = extra_attention_cost(name, d_model=d_model, num_heads=num_heads,

@@ -6,6 +6,8 @@ Importing this package registers the built-in methods in this order: none, sinus
 learned (``absolute.py``), rope (``rotary.py``), alibi, shaw, t5; then RoPE as today's
 models ship it: partial_rope, p_rope (``partial_rope.py``), xpos, axial_rope; then the
 learned and contextual biases: kerple_power, kerple_log (``kerple.py``), fire, cope.
+The order the course lists them in, and what it says of each, is not this registry's: it
+is :data:`posenc.catalogue.BUILT_IN`'s.
 """
 
 from .positions import (  # noqa: I001 -- registration order is the import order

@@ -119,15 +119,6 @@ def _build_learned(spec: AttentionSpec, *, max_positions: int = 512, interpolate
         owner="LM" if spec.in_model else "layer")
 
 
-register_position(
-    "sinusoidal", SinusoidalPositionalEncoding, build=_build_sinusoidal, label="sinusoidal",
-    family="absolute", where="fixed table added to the token embeddings",
-    models="the original Transformer (Vaswani et al., 2017)", paper="Vaswani et al., 2017",
-    parameter_scope="none", color="#0072B2", cost=_absolute_cost)
+register_position("sinusoidal", SinusoidalPositionalEncoding, build=_build_sinusoidal)
 
-register_position(
-    "learned", LearnedPositionalEmbedding, build=_build_learned, label="learned",
-    family="absolute", where="learned table added to the token embeddings",
-    models="BERT, GPT-2", paper="Devlin et al., 2019; Radford et al., 2019",
-    parameter_scope="one table per model, at the embeddings", color="#56B4E9",
-    cost=_absolute_cost)
+register_position("learned", LearnedPositionalEmbedding, build=_build_learned)

@@ -56,8 +56,4 @@ def _build_alibi(spec: AttentionSpec):
     return ALiBiBias(spec.num_heads, causal=spec.causal)
 
 
-register_position(
-    "alibi", ALiBiBias, build=_build_alibi, label="ALiBi", family="relative",
-    where="fixed bias on the logits in every layer", models="BLOOM, MPT",
-    paper="Press, Smith & Lewis, 2022", parameter_scope="none", color="#009E73",
-    cost=bias_cost)
+register_position("alibi", ALiBiBias, build=_build_alibi)

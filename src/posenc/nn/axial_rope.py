@@ -70,9 +70,4 @@ def _build_axial(spec: AttentionSpec, *, base: float = 100.0, grid_cols: int | N
     return AxialRotaryEmbedding(spec.head_dim, base, grid_cols=grid_cols)
 
 
-register_position(
-    "axial_rope", AxialRotaryEmbedding, build=_build_axial, label="2-D RoPE",
-    family="relative in 2-D (made from absolute rotations)",
-    where="rotates q and k by row and column in every layer",
-    models="RoPE-ViT; the vision encoders of Qwen2-VL", paper="Heo et al., 2024",
-    parameter_scope="none", color="#17BECF", cost=_axial_cost, in_comparison=False)
+register_position("axial_rope", AxialRotaryEmbedding, build=_build_axial)

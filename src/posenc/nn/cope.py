@@ -83,9 +83,4 @@ def _build_cope(spec: AttentionSpec, *, cope_npos: int = 64):
     return CoPEBias(spec.head_dim, npos=cope_npos, causal=spec.causal)
 
 
-register_position(
-    "cope", CoPEBias, build=_build_cope, label="CoPE", family="contextual",
-    where="bias on the logits from q, k and a learned table, in every layer",
-    models="research models (Golovneva et al.'s own)", paper="Golovneva et al., 2024",
-    parameter_scope="one [head_dim, npos] table per layer", color="#332288",
-    cost=_cope_cost, in_comparison=False)
+register_position("cope", CoPEBias, build=_build_cope)

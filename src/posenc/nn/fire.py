@@ -94,12 +94,7 @@ def _build_fire(spec: AttentionSpec, *, fire_width: int = 32, fire_init_L: float
     return FIREBias(spec.num_heads, width=fire_width, init_L=fire_init_L, causal=spec.causal)
 
 
-register_position(
-    "fire", FIREBias, build=_build_fire, label="FIRE", family="relative",
-    where="learned MLP bias on the logits in every layer",
-    models="research models (Li et al.'s own decoders)", paper="Li et al., 2024",
-    parameter_scope="one small MLP, c and L per layer", color="#882255", cost=_fire_cost,
-    in_comparison=False)
+register_position("fire", FIREBias, build=_build_fire)
 
 
 def fit_fire(target, *, threshold: float | None = None, width: int = 32, steps: int = 1000,

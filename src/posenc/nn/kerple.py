@@ -94,11 +94,5 @@ def _build_log(spec: AttentionSpec):
     return KerpleBias(spec.num_heads, kernel="log", causal=spec.causal)
 
 
-_FACTS = dict(family="relative", where="learned kernel bias on the logits in every layer",
-              models="research models (Chi et al. trained GPT-NeoX models with it)",
-              paper="Chi et al., 2022", parameter_scope="2 per head, in every layer",
-              cost=_kerple_cost, in_comparison=False)
-register_position("kerple_power", KerpleBias, build=_build_power, label="KERPLE (power)",
-                  color="#117733", **_FACTS)
-register_position("kerple_log", KerpleBias, build=_build_log, label="KERPLE (log)",
-                  color="#44AA99", **_FACTS)
+register_position("kerple_power", KerpleBias, build=_build_power)
+register_position("kerple_log", KerpleBias, build=_build_log)

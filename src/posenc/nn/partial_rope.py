@@ -114,16 +114,6 @@ def _build_p_rope(spec: AttentionSpec, *, base: float = 10000.0,
                                        layout=rope_layout)
 
 
-register_position(
-    "partial_rope", PartialRotaryEmbedding, build=_build_partial, label="partial RoPE",
-    family="relative (made from absolute rotations)",
-    where="rotates the first features of q and k in every layer",
-    models="GPT-NeoX, GPT-J, Phi-2", paper="Black et al., 2022", parameter_scope="none",
-    color="#AA4499", cost=_partial_cost, in_comparison=False)
+register_position("partial_rope", PartialRotaryEmbedding, build=_build_partial)
 
-register_position(
-    "p_rope", ProportionalRotaryEmbedding, build=_build_p_rope, label="p-RoPE",
-    family="relative (made from absolute rotations)",
-    where="rotates q and k in every layer; the slowest pairs not at all",
-    models="Gemma 4 (global layers)", paper="Barbero et al., 2025", parameter_scope="none",
-    color="#F0A860", cost=_p_rope_cost, in_comparison=False)
+register_position("p_rope", ProportionalRotaryEmbedding, build=_build_p_rope)

@@ -47,12 +47,16 @@ Rules every method follows:
 A method is registered once, with :func:`register_position`, under a name; from then
 on ``MultiHeadSelfAttention(position=name)``, ``TinyLMConfig(position=name)``, the
 comparison tables (:mod:`posenc.compare`), the figure colours and the extrapolation
-experiment know it (the experiment trains and evaluates any method; what more it does
-with one, such as evaluation-time variants, is registered in the experiment's package,
-not here). The built-in methods are one file each in :mod:`posenc.nn`
-(``absolute.py`` holds two, sinusoidal and learned), registration at the end of the
-file; :mod:`posenc.nn` imports each file. A reader's own method is a class and one
-call, e.g. in a notebook cell::
+experiment know it. The registry holds what torch needs (the name, the module class, how
+to build it, its options); what the course says about a method (its label, family,
+colour, cost formula, whether chapter 8 compares it) and the order the course lists the
+methods in live one layer above, in :mod:`posenc.catalogue` (the experiment trains and
+evaluates any method; what more it does with one, such as evaluation-time variants, is
+registered in the experiment's package, not here). The built-in methods are one file
+each in :mod:`posenc.nn` (``absolute.py`` holds two, sinusoidal and learned),
+registration at the end of the file; :mod:`posenc.nn` imports each file. A reader's own
+method is a class and one call (and, optionally, its facts for the course), e.g. in a
+notebook cell::
 
     class DistanceBias(PositionEncoding):
         def __init__(self, spec, *, decay=0.1):
@@ -64,7 +68,8 @@ call, e.g. in a notebook cell::
             j = torch.arange(k.shape[-2], device=k.device)
             return -self.decay * (i[:, None] - j[None, :]).abs().to(q.dtype)
 
-    register_position("distance", DistanceBias, label="distance bias", color="#888888")
+    register_position("distance", DistanceBias)
+    posenc.catalogue.describe_method("distance", label="distance bias", color="#888888")
 
 The constructor takes an :class:`AttentionSpec` and, keyword-only with defaults, the
 method's options: those keywords, and nothing else, are what the method takes
@@ -85,17 +90,16 @@ or a layer pattern's ``options``) it is the method's, never the layer's.
 CPU float32 input, and refuses (``TypeError`` naming the method, the hook and the fix)
 a class that overrides no hook, defines a hook-like name that is not a hook
 (``scores_bias``), cannot be built from a spec, or returns a wrong shape or dtype
-(``embed`` must return ``x`` plus a table, ``rotate`` keeps every feature). A colour is
-a hex string, or a named colour when matplotlib is installed to check it
-(:func:`check_color`). At run time attention checks the shape and dtype of each
-``score_bias`` and ``value_term`` (:func:`check_score_bias`), which costs no tensor work.
+(``embed`` must return ``x`` plus a table, ``rotate`` keeps every feature); a class that
+overrides no hook registers only as a :class:`NoPosition` subclass. At run time attention
+checks the shape and dtype of each ``score_bias`` and ``value_term``
+(:func:`check_score_bias`), which costs no tensor work.
 """
 
 from __future__ import annotations
 
 import difflib
 import inspect
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -117,7 +121,6 @@ __all__ = [
     "get_position",
     "build_position",
     "check_position_options",
-    "check_color",
     "check_score_bias",
     "check_value_term",
 ]
@@ -193,25 +196,14 @@ class NoPosition(PositionEncoding):
 
 @dataclass(frozen=True)
 class PositionMethod:
-    """One registered method: its module class, how to build it, its options, and the
-    facts the comparisons print. (What the extrapolation experiment does with a method
-    beyond training and evaluating it is the experiment's, registered there.)"""
+    """One registered method: what torch needs of it (its module class, how to build it,
+    its options). The course's facts about it (label, colour, cost, ...) are in
+    :mod:`posenc.catalogue`; what the extrapolation experiment does with it beyond training
+    and evaluating it is the experiment's, registered there."""
 
     name: str
     module: type[PositionEncoding]
     factory: Callable
-    label: str
-    family: str = "relative"
-    where: str = ""
-    models: str = ""
-    paper: str = ""
-    parameter_scope: str = "none"
-    color: str = "#777777"
-    #: ``cost(batch, heads, seq_len, d_model) -> {matmul_flops, elementwise_flops, memory}``
-    cost: Callable | None = None
-    #: False for a method taught after the side-by-side chapter: it is left out of
-    #: :data:`posenc.compare.METHODS` (that chapter's tables), and nothing else changes.
-    in_comparison: bool = True
     options: Mapping = field(default_factory=dict)
 
     @property
@@ -229,10 +221,6 @@ POSITIONS: dict[str, PositionMethod] = {}
 
 
 def register_position(name: str, module: type[PositionEncoding], *, build: Callable | None = None,
-                      label: str | None = None,
-                      family: str = "relative", where: str = "", models: str = "",
-                      paper: str = "", parameter_scope: str = "none", color: str = "#777777",
-                      cost: Callable | None = None, in_comparison: bool = True,
                       replace: bool = False, **unknown) -> PositionMethod:
     """Register ``module`` under ``name``; returns the :class:`PositionMethod`.
 
@@ -242,13 +230,12 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
     keyword-only arguments of ``build`` are the method's options, and nothing else:
     :class:`PositionSpec`, ``MultiHeadSelfAttention(name, **options)``,
     ``TinyLMConfig(position=name, options={...})`` and the experiment's ``--options
-    NAME:key=value`` accept exactly those (:func:`check_position_options`).
-    ``cost(batch, heads, seq_len, d_model)`` returns the method's extra
-    ``{"matmul_flops", "elementwise_flops", "memory"}`` in one attention pass (a
-    multiply-add is 2 FLOPs, memory in elements); without it the cost is measured
-    (:func:`posenc.compare.measured_attention_cost`). ``color`` is the method's colour in
-    the figures (see :func:`check_color`). ``in_comparison=False`` keeps a method out of
-    the course's side-by-side tables (:data:`posenc.compare.METHODS`). A module that sets
+    NAME:key=value`` accept exactly those (:func:`check_position_options`). What the
+    course says about the method (its label, family, colour, cost formula, whether chapter
+    8 compares it) is not registered here: give it with
+    ``posenc.catalogue.describe_method(name, label=..., color=..., ...)`` (without it the
+    method gets the catalogue's defaults); passing one of those keywords here raises
+    ``TypeError`` saying so. A module that sets
     :attr:`PositionEncoding.param_lr_scale` gets its own learning rate in a trainer that
     reads it. What the extrapolation experiment does with a method beyond training and
     evaluating it (evaluation-time variants, fine-tuning, extra numbers in the results, a
@@ -273,14 +260,10 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
         raise ValueError(f"position method {name!r} is already registered "
                          "(pass replace=True to replace it)")
     factory = module if build is None else build
-    color = check_color(name, color)
-    _check_method(name, module, factory, family)
+    _check_method(name, module, factory)
     options = {p.name: p.default for p in inspect.signature(factory).parameters.values()
                if p.kind is p.KEYWORD_ONLY}
-    method = PositionMethod(name=name, module=module, factory=factory, label=label or name,
-                            family=family, where=where, models=models, paper=paper,
-                            parameter_scope=parameter_scope, color=color, cost=cost,
-                            in_comparison=bool(in_comparison), options=options)
+    method = PositionMethod(name=name, module=module, factory=factory, options=options)
     POSITIONS[name] = method
     return method
 
@@ -288,6 +271,11 @@ def register_position(name: str, module: type[PositionEncoding], *, build: Calla
 #: Keywords ``register_position`` took before the extrapolation experiment's protocol
 #: moved to the experiment's package (issue 33).
 _EXPERIMENT_KEYWORDS = ("variants", "finetunable", "record", "undefined_note")
+
+#: Keywords ``register_position`` took before the course's facts moved to
+#: :mod:`posenc.catalogue` (issue 33).
+_CATALOGUE_KEYWORDS = ("label", "family", "where", "models", "paper", "parameter_scope",
+                       "color", "cost", "in_comparison")
 
 
 def _refuse_keywords(name, unknown: Mapping) -> None:
@@ -300,6 +288,12 @@ def _refuse_keywords(name, unknown: Mapping) -> None:
                         "experiment, not to the method: after register_position, call "
                         "posenc.experiments.extrapolation.register_experiment_method("
                         f"{name!r}, {given})")
+    facts = [key for key in unknown if key in _CATALOGUE_KEYWORDS]
+    if facts:
+        given = ", ".join(f"{key}=..." for key in facts)
+        raise TypeError(f"method {name!r}: {', '.join(facts)} belong to the course's "
+                        "catalogue, not to the torch registry: after register_position, call "
+                        f"posenc.catalogue.describe_method({name!r}, {given})")
     raise TypeError(f"register_position() got an unexpected keyword argument "
                     f"{next(iter(unknown))!r}")
 
@@ -429,7 +423,6 @@ def build_position(position: str | PositionSpec, spec: AttentionSpec,
 #: The sizes a method is tried on when it registers: small, CPU, float32.
 _CHECK_SPEC = AttentionSpec(d_model=16, num_heads=2, causal=True, in_model=False)
 _CHECK_BATCH, _CHECK_SEQ = 2, 5
-_HEX_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
 
 
 def _squash(name: str) -> str:
@@ -451,26 +444,6 @@ def _misspelled_hooks(module: type) -> list[tuple[str, str]]:
             if near:
                 found.append((attr, near[0]))
     return found
-
-
-def check_color(name: str, color) -> str:
-    """``color`` if it is a colour: a hex string (``"#1f77b4"``) always; a named colour
-    (``"tab:blue"``) only when matplotlib, which is not a core dependency, is installed to
-    check it (it is imported only then)."""
-    if isinstance(color, str) and _HEX_COLOUR.fullmatch(color):
-        return color
-    fix = "give a hex colour such as '#1f77b4'"
-    if isinstance(color, str):
-        try:  # lazily: matplotlib is the course's dependency, not the library's
-            from matplotlib.colors import is_color_like
-        except ImportError:
-            fix += " (named colours are checked by matplotlib, which is not installed)"
-        else:
-            if is_color_like(color):
-                return color
-            raise ValueError(f"method {name!r}: color={color!r} is not a colour matplotlib "
-                             f"knows; {fix}")
-    raise ValueError(f"method {name!r}: color={color!r} is not a colour; {fix}")
 
 
 def _refuse(name: str, hook: str, problem: str, fix: str):
@@ -515,8 +488,7 @@ def check_value_term(name: str, term, weights: torch.Tensor, v: torch.Tensor) ->
                   "return a term of the shape of weights @ v, [batch, heads, seq_q, head_dim]")
 
 
-def _check_method(name: str, module: type[PositionEncoding], factory: Callable,
-                  family: str) -> None:
+def _check_method(name: str, module: type[PositionEncoding], factory: Callable) -> None:
     """Build one instance on a small spec and run each hook it overrides on a tiny CPU
     float32 input; ``TypeError`` naming the method, the hook and the fix otherwise."""
     cls = module.__name__
@@ -524,10 +496,10 @@ def _check_method(name: str, module: type[PositionEncoding], factory: Callable,
         raise TypeError(f"method {name!r}: {cls}.{attr} is not a hook, so attention never "
                         f"calls it. Fix: rename it {hook} (the hooks are {', '.join(HOOKS)})")
     hooks = module.hooks()
-    if not hooks and family != "none":
+    if not hooks and not issubclass(module, NoPosition):
         raise TypeError(f"method {name!r}: {cls} overrides no hook, so it puts no position "
-                        f"anywhere. Fix: override one of {', '.join(HOOKS)} (or register it "
-                        "with family='none' if that is the point)")
+                        f"anywhere. Fix: override one of {', '.join(HOOKS)} (or subclass "
+                        "NoPosition if that is the point)")
     spec = _CHECK_SPEC
     try:
         # a trial build must not move the caller's random stream (a seeded run after a
@@ -614,7 +586,4 @@ class LiveNames(Sequence):
 #: Every registered name, in registration order (a live view of :data:`POSITIONS`).
 POSITION_METHODS = LiveNames()
 
-register_position(
-    "none", NoPosition, label="NoPE", family="none", where="nowhere",
-    models="NoPE decoders (Kazemnejad et al., 2023)", paper="Kazemnejad et al., 2023",
-    color="#000000")
+register_position("none", NoPosition)

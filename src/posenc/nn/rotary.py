@@ -119,8 +119,4 @@ def _build_rope(spec: AttentionSpec, *, base: float = 10000.0, rope_layout: str 
     return RotaryEmbedding(spec.head_dim, base, layout=rope_layout, frequencies=rope_frequencies)
 
 
-register_position(
-    "rope", RotaryEmbedding, build=_build_rope, label="RoPE",
-    family="relative (made from absolute rotations)", where="rotates q and k in every layer",
-    models="LLaMA, GPT-NeoX, Mistral", paper="Su et al., 2021", parameter_scope="none",
-    color="#D55E00", cost=_rope_cost)
+register_position("rope", RotaryEmbedding, build=_build_rope)

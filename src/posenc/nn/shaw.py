@@ -83,9 +83,4 @@ def _build_shaw(spec: AttentionSpec, *, shaw_max_distance: int = 16):
     return ShawRelativePosition(spec.head_dim, shaw_max_distance)
 
 
-register_position(
-    "shaw", ShawRelativePosition, build=_build_shaw, label="Shaw", family="relative",
-    where="learned vectors added to k and v in every layer",
-    models="Shaw et al. (2018), Music Transformer", paper="Shaw, Uszkoreit & Vaswani, 2018",
-    parameter_scope="one pair of tables per layer, shared by its heads", color="#E69F00",
-    cost=_shaw_cost)
+register_position("shaw", ShawRelativePosition, build=_build_shaw)

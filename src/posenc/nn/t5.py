@@ -8,7 +8,6 @@ from torch import nn
 
 from .._validation import check_float, check_int
 from ..relative import relative_positions, t5_relative_bucket
-from .alibi import bias_cost
 from .positions import AttentionSpec, PositionEncoding, register_position
 
 __all__ = ["T5RelativeBias"]
@@ -75,8 +74,4 @@ def _build_t5(spec: AttentionSpec, *, num_buckets: int = 32, max_distance: int =
     return module
 
 
-register_position(
-    "t5", T5RelativeBias, build=_build_t5, label="T5 bias", family="relative",
-    where="learned bias on the logits in every layer", models="T5",
-    paper="Raffel et al., 2020", parameter_scope="one table per stack, shared by all its layers",
-    color="#CC79A7", cost=bias_cost)
+register_position('t5', T5RelativeBias, build=_build_t5)

@@ -46,9 +46,4 @@ def _build_xpos(spec: AttentionSpec, *, base: float = 10000.0, xpos_scale_base: 
     return XPosEmbedding(spec.head_dim, base, scale_base=xpos_scale_base)
 
 
-register_position(
-    "xpos", XPosEmbedding, build=_build_xpos, label="xPos",
-    family="relative (rotations with a decay)",
-    where="rotates and scales q and k in every layer (causal)",
-    models="the LEX Transformer (torchscale)", paper="Sun et al., 2023",
-    parameter_scope="none", color="#8C564B", cost=_xpos_cost, in_comparison=False)
+register_position("xpos", XPosEmbedding, build=_build_xpos)

@@ -35,13 +35,14 @@ COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0
           "#000000"]
 
 class _MethodColors(Mapping):
-    """Each position method's colour, as registered in :data:`posenc.nn.POSITIONS`
-    (looked up when asked, so a method registered later has its colour too)."""
+    """Each registered position method's colour, as the course's catalogue gives it
+    (:func:`posenc.catalogue.facts`), in the catalogue's order (looked up when asked, so a
+    method registered later has its colour too)."""
 
     def _colors(self) -> dict[str, str]:
-        from ...nn import POSITIONS  # on first use: the style itself needs no torch
+        from ...catalogue import facts, method_names  # on first use: the style needs no torch
 
-        return {name: method.color for name, method in POSITIONS.items()}
+        return {name: facts(name).color for name in method_names()}
 
     def __getitem__(self, name: str) -> str:
         return self._colors()[name]

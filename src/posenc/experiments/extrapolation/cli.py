@@ -8,7 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-from ...nn import POSITION_METHODS, POSITIONS
+from ...catalogue import METHOD_ORDER
+from ...nn import POSITIONS
 from .config import PRESETS, ExtrapolationConfig
 from .methods import experiment_method
 from .run import format_summary, import_registration, run_experiment
@@ -75,7 +76,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--preset", choices=list(PRESETS), default="main",
                         help="starting configuration (default: main; see below); the options "
                              "below override it")
-    helps = {"encodings": f"comma-separated subset of {','.join(POSITION_METHODS)}",
+    helps = {"encodings": f"comma-separated subset of {','.join(METHOD_ORDER)}",
              "eval_multipliers": "comma-separated, increasing, starting at 1 (e.g. 1,2,4,8)",
              "train_length": "training length L_train in bytes",
              "steps": "training steps per encoding", "batch_size": "windows per step",

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..._validation import check_choice, check_float, check_int
+from ...catalogue import facts, method_names
 from ...layer_patterns import PATTERNS, get_pattern
 from ...model import TinyLMConfig
 from ...nn import POSITIONS, check_position_options, get_position
@@ -71,7 +72,7 @@ class _VariantLabels(Mapping):
     """Variant or method name -> its printed label (live view)."""
 
     def _labels(self) -> dict:
-        labels = {name: method.label for name, method in POSITIONS.items()}
+        labels = {name: facts(name).label for name in method_names()}
         labels.update({name: variant.label for name, (_, variant) in _variants().items()})
         return labels
 
