@@ -64,13 +64,18 @@ class WindowBias(PositionEncoding):
         return -((i - j).abs() > self.window).to(q.dtype)  # [q, k]
 
 
+def _registered(name, module, label):
+    """A reader's method, registered and described for one test, then removed."""
+    method = register_position(name, module, replace=True)
+    describe_method(name, label=label, color="#888888")
+    yield method
+    unregister_position(name)
+    forget_method(name)
+
+
 @pytest.fixture
 def winbias():
-    method = register_position("winbias", WindowBias, replace=True)
-    describe_method("winbias", label="window bias", color="#888888")
-    yield method
-    unregister_position("winbias")
-    forget_method("winbias")
+    yield from _registered("winbias", WindowBias, "window bias")
 
 
 def test_a_spec_with_window_gives_the_method_its_window_and_the_layer_none(winbias):
@@ -101,11 +106,7 @@ def _layer_value(attn, name):
 
 @pytest.fixture
 def reach_bias():
-    method = register_position("reach_bias", ReachBias, replace=True)
-    describe_method("reach_bias", label="reach bias", color="#888888")
-    yield method
-    unregister_position("reach_bias")
-    forget_method("reach_bias")
+    yield from _registered("reach_bias", ReachBias, "reach bias")
 
 
 @pytest.mark.parametrize("name", NAMES)

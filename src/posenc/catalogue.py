@@ -25,7 +25,7 @@ out of chapter 8's comparison.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .nn import POSITIONS
@@ -36,6 +36,7 @@ from .nn.cope import _cope_cost
 from .nn.fire import _fire_cost
 from .nn.kerple import _kerple_cost
 from .nn.partial_rope import _p_rope_cost, _partial_cost
+from .nn.positions import LiveNames
 from .nn.rotary import _rope_cost
 from .nn.shaw import _shaw_cost
 from .nn.xpos import _xpos_cost
@@ -238,39 +239,17 @@ def method_names() -> tuple[str, ...]:
                                                  names.index(name))))
 
 
-class MethodNames(Sequence):
+class MethodNames(LiveNames):
     """A live tuple of registered method names in the course's order (a method registered
-    later appears too): those ``select(name)`` keeps, stably sorted by ``order(name)``."""
-
-    def __init__(self, select: Callable[[str], bool] = lambda name: True,
-                 order: Callable[[str], int] | None = None):
-        self._select, self._order = select, order
+    later appears too): those ``select(name)`` keeps, stably sorted by ``order(name)``.
+    The sequence behaviour is :class:`posenc.nn.positions.LiveNames`; only the names and
+    their order differ (the course's, by name, instead of registration order, by method)."""
 
     def _names(self) -> tuple[str, ...]:
         names = [name for name in method_names() if self._select(name)]
         if self._order is not None:
             names.sort(key=self._order)  # stable: the course's order within a rank
         return tuple(names)
-
-    def __getitem__(self, index):
-        return self._names()[index]
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __contains__(self, name) -> bool:
-        return name in self._names()
-
-    def __eq__(self, other) -> bool:
-        return tuple(self) == tuple(other) if isinstance(other, Sequence) else NotImplemented
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        return repr(self._names())
 
 
 #: Every registered method, in the course's order (a live view).

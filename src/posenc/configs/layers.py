@@ -23,9 +23,10 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from .._validation import check_int
 from .families import Family
 
-__all__ = ["LayerKind", "LAYER_TYPES", "layer_kinds", "positive_int"]
+__all__ = ["LayerKind", "LAYER_TYPES", "layer_kinds"]
 
 #: The layer types :func:`layer_kinds` knows (``"attention"`` is read as full attention).
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
@@ -38,15 +39,6 @@ class LayerKind(NamedTuple):
     window: int | None
     chunk: int | None
     rotates: bool
-
-
-def positive_int(name: str, value, *, minimum: int = 1) -> int:
-    """``value`` as an int >= ``minimum``; ``TypeError``/``ValueError`` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
-    return int(value)
 
 
 def _list(name: str, value, num_layers: int) -> list:
@@ -64,7 +56,7 @@ def _derived_types(config: Mapping, family: Family, num_layers: int,
     rule = family.layer_rule
     window = config.get("sliding_window")
     if rule == "gemma3":
-        period = positive_int("sliding_window_pattern", config.get("sliding_window_pattern", 6))
+        period = check_int("sliding_window_pattern", config.get("sliding_window_pattern", 6))
         return ["sliding_attention" if (i + 1) % period else "full_attention"
                 for i in range(num_layers)]
     if rule == "olmo3":
@@ -83,17 +75,17 @@ def _derived_types(config: Mapping, family: Family, num_layers: int,
                                  f"'L' (local) and 'G' (global), got {pattern!r}")
             return ["sliding_attention" if pattern[i % len(pattern)] == "L" else
                     "full_attention" for i in range(num_layers)]
-        period = positive_int("sliding_window_pattern", pattern)
+        period = check_int("sliding_window_pattern", pattern)
         return ["sliding_attention" if (i + 1) % period else "full_attention"
                 for i in range(num_layers)]
     if rule == "qwen2":
         if not config.get("use_sliding_window", False) or window is None:
             return ["full_attention"] * num_layers
-        first = positive_int("max_window_layers", config.get("max_window_layers", 28), minimum=0)
+        first = check_int("max_window_layers", config.get("max_window_layers", 28), minimum=0)
         return ["sliding_attention" if i >= first else "full_attention"
                 for i in range(num_layers)]
     if rule == "full_attention_interval":
-        period = positive_int("full_attention_interval", config.get("full_attention_interval", 4))
+        period = check_int("full_attention_interval", config.get("full_attention_interval", 4))
         return ["linear_attention" if (i + 1) % period else "full_attention"
                 for i in range(num_layers)]
     if rule == "llama4":
@@ -124,7 +116,7 @@ def _rotating_layers(config: Mapping, family: Family, num_layers: int) -> list[b
     interval = config.get("no_rope_layer_interval", family.default_nope_interval)
     if interval is None:
         return [True] * num_layers
-    interval = positive_int("no_rope_layer_interval", interval)
+    interval = check_int("no_rope_layer_interval", interval)
     return [bool((i + 1) % interval) for i in range(num_layers)]
 
 
@@ -150,12 +142,12 @@ def layer_kinds(config: Mapping, family: Family, num_layers: int) -> list[LayerK
         if config.get("sliding_window") is None:
             raise ValueError("layer_types has sliding_attention layers but sliding_window is "
                              "not given")
-        window = positive_int("sliding_window", config["sliding_window"])
+        window = check_int("sliding_window", config["sliding_window"])
     if "chunked_attention" in types:
         if config.get("attention_chunk_size") is None:
             raise ValueError("layer_types has chunked_attention layers but "
                              "attention_chunk_size is not given")
-        chunk = positive_int("attention_chunk_size", config["attention_chunk_size"])
+        chunk = check_int("attention_chunk_size", config["attention_chunk_size"])
 
     if family.nope_rule == "exaone4" and config.get("sliding_window") is not None:
         rotates = [r and t != "full_attention" for r, t in zip(rotates, types, strict=True)]

@@ -48,9 +48,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validation import check_int
 from ..scaling import attention_temperature, yarn_mscale
 from .families import Family, get_family
-from .layers import layer_kinds, positive_int
+from .layers import layer_kinds
 from .rope_parameters import (
     ALL_LAYERS,
     RopeSpec,
@@ -175,13 +176,13 @@ class ModelPositions:
 def _head_dim(config: Mapping, family: Family) -> int:
     """Features per head that RoPE may act on (module docstring)."""
     if family.latent or "qk_rope_head_dim" in config:
-        return positive_int("qk_rope_head_dim", config.get("qk_rope_head_dim"), minimum=2)
+        return check_int("qk_rope_head_dim", config.get("qk_rope_head_dim"), minimum=2)
     head_dim = config.get("head_dim")
     hidden, heads = config.get("hidden_size"), config.get("num_attention_heads")
     derived = None
     if hidden is not None and heads is not None:
-        hidden = positive_int("hidden_size", hidden)
-        heads = positive_int("num_attention_heads", heads)
+        hidden = check_int("hidden_size", hidden)
+        heads = check_int("num_attention_heads", heads)
         if head_dim is None and hidden % heads:
             raise ValueError(f"hidden_size ({hidden}) must be divisible by num_attention_heads "
                              f"({heads}) when head_dim is not given")
@@ -191,7 +192,7 @@ def _head_dim(config: Mapping, family: Family) -> int:
             raise ValueError("the head size needs head_dim, or hidden_size and "
                              "num_attention_heads")
         return derived
-    head_dim = positive_int("head_dim", head_dim, minimum=2)
+    head_dim = check_int("head_dim", head_dim, minimum=2)
     if family.derived_head_dim and derived is not None and head_dim != derived:
         raise ValueError(f"head_dim ({head_dim}) contradicts hidden_size / num_attention_heads "
                          f"= {hidden} / {heads} = {derived}: this family's head is "
@@ -276,11 +277,11 @@ def read_config(config: Mapping) -> ModelPositions:
     family = get_family(model_type)
     if "num_hidden_layers" not in config:
         raise ValueError("num_hidden_layers is required (one entry per layer is returned)")
-    num_layers = positive_int("num_hidden_layers", config["num_hidden_layers"])
+    num_layers = check_int("num_hidden_layers", config["num_hidden_layers"])
     head_dim = _head_dim(config, family)
     max_len = config.get("max_position_embeddings")
     if max_len is not None:
-        max_len = positive_int("max_position_embeddings", max_len)
+        max_len = check_int("max_position_embeddings", max_len)
 
     by_type = rope_parameters_by_layer_type(config, family)
     specs = {t: (None if r is None else rope_spec(r, config, family)) for t, r in by_type.items()}

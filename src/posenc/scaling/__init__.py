@@ -17,30 +17,11 @@ module              what it holds
 Every public name is importable from here (``from posenc.scaling import yarn_mscale``).
 """
 
-from .base_bound import rope_base_lower_bound, rope_base_reach
-from .frequencies import (
-    ROPE_TYPES,
-    SCALING_METHODS,
-    pi_frequencies,
-    rope_scaling_frequencies,
-    yarn_attention_factor,
-    yarn_correction_range,
-    yarn_mscale,
-)
-from .remapping import rerope_distance, self_extend_distance
-from .temperature import attention_temperature
+from . import base_bound, frequencies, remapping, temperature
+from .base_bound import *  # noqa: F403
+from .frequencies import *  # noqa: F403
+from .remapping import *  # noqa: F403
+from .temperature import *  # noqa: F403
 
-__all__ = [
-    "SCALING_METHODS",
-    "ROPE_TYPES",
-    "rope_scaling_frequencies",
-    "pi_frequencies",
-    "yarn_correction_range",
-    "yarn_attention_factor",
-    "yarn_mscale",
-    "rerope_distance",
-    "self_extend_distance",
-    "rope_base_lower_bound",
-    "rope_base_reach",
-    "attention_temperature",
-]
+# each module's public names, in this order; one list per module, no copy here
+__all__ = [*frequencies.__all__, *remapping.__all__, *base_bound.__all__, *temperature.__all__]
