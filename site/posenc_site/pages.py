@@ -281,7 +281,8 @@ def _finish_pages(app, exception):
     used: dict[Path, set[str]] = {}
     lang = "zh" if edition(app.config.language) == "zh_CN" else "en"
     caption = toc_captions(app)
-    alts = _figure_alts(app, lang)
+    figures = _static_figures(app)
+    alts = _figure_alts(figures, lang)
     for page in _own_pages(outdir, app.config.language):
         text = page.read_text(encoding="utf-8")
         new = keep_language(_FONTAWESOME_JS.sub("", text), lang)
@@ -307,43 +308,42 @@ def _finish_pages(app, exception):
                 stale.unlink()
     _favicon_on_redirect(app, outdir)
     if lang != "en":
-        translate_images(outdir / "_images", _translated_images(app, lang))
+        translate_images(outdir / "_images", _translated_images(figures, lang))
     for image in (outdir / "_images").glob("*.png"):
         shrink_png(image)
 
 
-def _static_figures(app):
-    """``(sha256 of the English PNG, its bytes, its output metadata)`` for every static
-    figure of the notebooks' outputs in the execution cache (MyST-NB names the image file
-    by that hash; :func:`posenc.course.figures.style.inline_png` made the metadata)."""
+def _static_figures(app) -> list[tuple[str, dict]]:
+    """``(sha256 of the English PNG, its output metadata)`` for every static figure of the
+    notebooks' outputs in the execution cache (MyST-NB names the image file by that hash;
+    :func:`posenc.course.figures.style.inline_png` made the metadata). Read once a build:
+    the alt texts and the translated images both come from it."""
     from jupyter_cache import get_cache
 
     # Jupyter Book leaves the option empty and uses <build>/.jupyter_cache; an empty path
     # would open (and create) a cache in the working folder
     path = Path(app.config.nb_execution_cache_path or Path(app.outdir).parent / ".jupyter_cache")
     if not path.is_dir():
-        return
+        return []
     cache = get_cache(str(path))
-    for record in cache.list_cache_records():
-        for cell in cache.get_cache_bundle(record.pk).nb.cells:
-            for output in cell.get("outputs", []):
-                png = output.get("data", {}).get("image/png")
-                if png:
-                    data = base64.b64decode(png)
-                    yield (hashlib.sha256(data).hexdigest(), data,
-                           output.get("metadata", {}).get("image/png", {}))
+    return [(hashlib.sha256(base64.b64decode(png)).hexdigest(),
+             output.get("metadata", {}).get("image/png", {}))
+            for record in cache.list_cache_records()
+            for cell in cache.get_cache_bundle(record.pk).nb.cells
+            for output in cell.get("outputs", [])
+            if (png := output.get("data", {}).get("image/png"))]
 
 
-def _translated_images(app, lang: str) -> dict[str, bytes]:
-    """``{sha256 of an English static figure: its lang version}`` (:func:`_static_figures`)."""
+def _translated_images(figures, lang: str) -> dict[str, bytes]:
+    """``{sha256 of an English static figure: its lang version}`` (``figures``:
+    :func:`_static_figures`)."""
     return {key: base64.b64decode(meta[TRANSLATED_KEY][lang])
-            for key, _, meta in _static_figures(app) if lang in meta.get(TRANSLATED_KEY, {})}
+            for key, meta in figures if lang in meta.get(TRANSLATED_KEY, {})}
 
 
-def _figure_alts(app, lang: str) -> dict[str, str]:
+def _figure_alts(figures, lang: str) -> dict[str, str]:
     """``{sha256 of an English static figure: its alt text in lang}``."""
-    return {key: meta[ALT_KEY][lang] for key, _, meta in _static_figures(app)
-            if lang in meta.get(ALT_KEY, {})}
+    return {key: meta[ALT_KEY][lang] for key, meta in figures if lang in meta.get(ALT_KEY, {})}
 
 
 _IMAGE_ALT = re.compile(r'(<img\b[^>]*?\balt=")((?:\.\./)*_images/([0-9a-f]{64})\.png)(")')

@@ -164,8 +164,7 @@ def _literal(key: str) -> str:
 
 def _alternatives(keys) -> re.Pattern | None:
     keys = sorted(keys, key=len, reverse=True)  # the longest phrase wins
-    return re.compile("|".join(rf"(?<![A-Za-z]){re.escape(k)}(?![A-Za-z])"
-                               for k in keys)) if keys else None
+    return re.compile("|".join(_literal(k) for k in keys)) if keys else None
 
 
 @lru_cache(maxsize=1)
@@ -265,9 +264,15 @@ def leftover_english(text: str) -> list[str]:
     return [w for w in _WORD.findall(_NOT_PROSE.sub(" ", prose)) if w not in table.latin]
 
 
+_recorded: set[tuple[str, str]] = set()  # (file, text) this process has written
+
+
 def _record(text: str, env: str) -> None:
+    """Append ``text`` to ``env``'s file, once per process: a slider figure translates the
+    same labels for each of its frames, and the files are read as sets."""
     path = os.environ.get(env)
-    if path:
+    if path and (path, text) not in _recorded:
+        _recorded.add((path, text))
         with open(path, "a", encoding="utf-8") as f:  # one write: safe beside another kernel
             f.write(json.dumps(text, ensure_ascii=False) + "\n")
 

@@ -146,24 +146,24 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
             plt.close(fig)
     job = (draw, figsize, dpi, fmt, {lang: Bbox.union(b) for lang, b in boxes.items()})
     images = _render(job, [_params(names, values, c) for c in combos])
+    # each slider's label and its values' labels in each language, once: the frames' alt
+    # text and the controls show them (translating also records a text with no Chinese)
+    worded = {lang: {n: (translate(labels.get(n, n), lang),
+                         [translate(format_value(v), lang) for v in values[n]])
+                     for n in names} for lang in langs}
+    titles = {lang: translate(title, lang) for lang in langs}
     for combo, image in zip(combos, images, strict=True):
-        params = _params(names, values, combo)
         frames[combo] = widgets.HTML(marked({
-            lang: _frame_html(image[lang], scale, translate(title, lang), {
-                translate(labels.get(n, n), lang): translate(format_value(v), lang)
-                for n, v in params.items()}, lang)
+            lang: _frame_html(image[lang], scale, titles[lang], {
+                worded[lang][n][0]: worded[lang][n][1][i]
+                for n, i in zip(names, combo, strict=True)}, lang)
             for lang in langs}))
 
-    # the site's build draws in both languages; its Chinese pages translate the labels
-    # (site/posenc_site/pages.py), which are checked here, at execution, for a translation
-    shown = langs[0] if len(langs) == 1 else "en"
-    for lang in langs:
-        for n in names:
-            for v in values[n]:
-                translate(format_value(v), lang)
+    # the site's build draws in both languages and shows the English labels; its Chinese
+    # pages translate them (site/posenc_site/pages.py)
+    shown = worded[langs[0] if len(langs) == 1 else "en"]
     controls = [widgets.SelectionSlider(
-        options=[translate(format_value(v), shown) for v in values[n]], index=start[n],
-        description=translate(labels.get(n, n), shown),
+        options=shown[n][1], index=start[n], description=shown[n][0],
         continuous_update=True,
         style={"description_width": "initial"},
         layout=widgets.Layout(width="min(100%, 32em)")) for n in names]
