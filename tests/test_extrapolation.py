@@ -23,10 +23,10 @@ from posenc.data import (
     read_files,
 )
 from posenc.experiments.extrapolation import (
-    DERIVED_VARIANTS,
     PRESETS,
     ExtrapolationConfig,
     config_hash,
+    derived_variants,
     format_summary,
     learning_rate_at,
     run_experiment,
@@ -195,7 +195,7 @@ def test_command_line_runs_end_to_end(tmp_path):
         assert len(entry["per_position_loss"]) == expected_curve, name
     learned = results["variants"]["learned"]
     assert learned["loss"][1:] == [None, None, None] and "not_defined" in learned
-    for derived, source in DERIVED_VARIANTS.items():  # identical at 1x: nothing is rescaled
+    for derived, (source, _) in derived_variants().items():  # identical at 1x: nothing is rescaled
         assert results["variants"][derived]["loss"][0] == results["variants"][source]["loss"][0]
     for encoding in config.encodings:  # training loss falls
         history = results["variants"][encoding]["history"]

@@ -19,6 +19,7 @@ from posenc.experiments.extrapolation import (
     NOT_FOR_TEXT,
     PRESETS,
     ExtrapolationConfig,
+    VariantKey,
     config_hash,
     finetune_rope,
     run_experiment,
@@ -266,21 +267,29 @@ def test_choosing_methods_on_the_command_line_keeps_the_presets_extras_consisten
 
 
 def test_variant_names_round_trip_through_their_one_parser():
-    from posenc.experiments.extrapolation import (
-        finetune_variant,
-        nope_variant,
-        pattern_variant,
-        variant_kind,
-        variant_source,
-    )
-    assert variant_kind(nope_variant("alibi")) == ("nope", "alibi")
-    assert variant_kind(finetune_variant("yarn")) == ("finetuned", "yarn")
-    assert variant_kind("rope_pi") == ("derived", "rope")
-    assert variant_kind("t5") == ("trained", "t5")
-    assert variant_kind(pattern_variant("gemma3")) == ("pattern", "gemma3")
-    assert variant_kind("gemma3") == ("trained", "gemma3")  # not a pattern's model
-    assert [variant_source(v) for v in PRESETS["full"].variants if v.startswith("rope")] == [
+    nope, tuned, gemma = (VariantKey.nope("alibi"), VariantKey.finetuned("rope", "yarn"),
+                          VariantKey.pattern("gemma3"))
+    assert (nope.name, tuned.name, gemma.name) == ("alibi_nope", "rope_ft_yarn", "gemma3_layers")
+    assert VariantKey.parse(nope.name) == nope == VariantKey("nope", "alibi")
+    assert VariantKey.parse(tuned.name) == tuned == VariantKey("finetuned", "rope", "yarn")
+    assert VariantKey.parse("rope_pi") == VariantKey("derived", "rope", "rope_pi")
+    assert VariantKey.parse("t5") == VariantKey("trained", "t5")
+    assert VariantKey.parse(gemma.name) == gemma == VariantKey("pattern", "gemma3")
+    assert VariantKey.parse("gemma3") == VariantKey("trained", "gemma3")  # not a pattern's model
+    assert [v.source for v in PRESETS["full"].variant_keys if v.name.startswith("rope")] == [
         "rope"] * 7  # rope, rope_pi, rope_nope and the four fine-tunes
+    for config in PRESETS.values():  # every name a preset writes reads back as its key
+        assert [VariantKey.parse(key.name) for key in config.variant_keys] == list(
+            config.variant_keys)
+
+
+@pytest.mark.parametrize("bad", [dict(kind="stretched", method="rope"),
+                                 dict(kind="finetuned", method="rope", detail="pi"),
+                                 dict(kind="derived", method="rope"),
+                                 dict(kind="nope", method="rope", detail="x")])
+def test_a_variant_key_refuses_what_no_results_file_can_name(bad):
+    with pytest.raises(ValueError, match="kind|scaling|detail"):
+        VariantKey(**bad)
 
 
 def test_the_large_preset_scales_main_up_and_runs_at_a_tiny_size():

@@ -14,22 +14,19 @@ from posenc.catalogue import describe_method, forget_method
 from posenc.course.results import RESULTS_DIR, load_results
 from posenc.experiments import extrapolation
 from posenc.experiments.extrapolation import (
-    DERIVED_VARIANTS,
     EXPERIMENT_METHODS,
     PRESETS,
-    VARIANT_LABELS,
     ExperimentMethod,
     ExtrapolationConfig,
     Variant,
+    VariantKey,
     config_hash,
+    derived_variants,
     experiment_method,
     register_experiment_method,
     run_experiment,
     t5_bias_by_distance,
     unregister_experiment_method,
-    variant_kind,
-    variant_label,
-    variant_source,
 )
 from posenc.experiments.extrapolation.run import _recorded
 from posenc.experiments.extrapolation.training import _parameter_groups
@@ -184,9 +181,10 @@ def test_fine_tuned_variants_come_from_the_registrys_flag():
         assert config.finetuned_encodings == ("rope_two",)
         assert [v for v in config.variants if "_ft_" in v] == ["rope_two_ft_none",
                                                                "rope_two_ft_yarn"]
-        assert variant_kind("rope_two_ft_yarn") == ("finetuned", "yarn")
-        assert variant_source("rope_two_ft_yarn") == "rope_two"
-        assert variant_label("rope_two_ft_yarn", config).startswith("RoPE two, fine-tuned")
+        assert VariantKey.parse("rope_two_ft_yarn") == VariantKey("finetuned", "rope_two", "yarn")
+        assert VariantKey.parse("rope_two_ft_yarn").source == "rope_two"
+        assert VariantKey.parse("rope_two_ft_yarn").label(config).startswith(
+            "RoPE two, fine-tuned")
         with pytest.raises(ValueError, match="finetune_scalings needs a fine-tunable method"):
             ExtrapolationConfig(encodings=("rope_three", "alibi"), finetune_scalings=("yarn",))
     finally:
@@ -217,9 +215,10 @@ def test_a_readers_method_gets_its_variant_from_the_experiments_registry(scaled)
     config = PRESETS["text-small"].replace(encodings=("scaled_toy",), steps=2, eval_tokens=256,
                                            log_every=1, d_model=16, num_layers=1, d_ff=32)
     assert config.variants == ("scaled_toy", "scaled_toy_half")
-    assert DERIVED_VARIANTS["scaled_toy_half"] == "scaled_toy"
-    assert VARIANT_LABELS["scaled_toy_half"] == "toy, halved"
-    assert variant_kind("scaled_toy_half") == ("derived", "scaled_toy")
+    assert derived_variants()["scaled_toy_half"][0] == "scaled_toy"
+    assert VariantKey.parse("scaled_toy_half").label(config) == "toy, halved"
+    assert VariantKey.parse("scaled_toy_half") == VariantKey("derived", "scaled_toy",
+                                                             "scaled_toy_half")
     results = run_experiment(config, progress=False)
     half = results["variants"]["scaled_toy_half"]
     assert (half["label"], half["note"], half["trained_encoding"]) == (
@@ -261,14 +260,14 @@ def test_committed_labels_notes_and_records_are_what_the_experiment_writes_now(p
     config = ExtrapolationConfig.from_dict(results["config"])
     recorded = {"t5_bias", "fire_threshold", "fire_c"}
     for name, entry in results["variants"].items():
-        kind, detail = variant_kind(name)
-        assert entry["label"] == variant_label(name, config), name
+        key = VariantKey.parse(name)
+        assert key.name == name and entry["trained_encoding"] == key.trained_encoding, name
+        assert entry["label"] == key.label(config), name
         notes = {}
-        if kind == "derived":
-            notes = {v.name: v.note for v in experiment_method(detail).variants}
+        if key.kind == "derived":
+            notes = {v.name: v.note for v in experiment_method(key.source).variants}
         assert entry.get("note") == (notes.get(name) or None), name
-        protocol = experiment_method(variant_source(name)) if kind in ("trained", "nope") \
-            else None
+        protocol = experiment_method(key.source) if key.kind in ("trained", "nope") else None
         if "not_defined" in entry:
             assert entry["not_defined"] == protocol.undefined_note.format(
                 train_length=config.train_length), name

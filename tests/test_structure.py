@@ -178,25 +178,22 @@ def test_every_variant_of_the_experiment_belongs_to_a_registered_method():
 
     import posenc.nn
     from posenc.experiments.extrapolation import (
-        DERIVED_VARIANTS,
         EXPERIMENT_METHODS,
         PRESETS,
-        variant_kind,
-        variant_source,
+        derived_variants,
     )
     from posenc.nn import POSITIONS, PositionMethod
 
     assert set(EXPERIMENT_METHODS) <= set(POSITIONS)
     variants = {v.name: name for name, entry in EXPERIMENT_METHODS.items()
                 for v in entry.variants}
-    assert variants == dict(DERIVED_VARIANTS) == {"learned_interp": "learned",
-                                                  "rope_pi": "rope"}
+    derived = {name: source for name, (source, _) in derived_variants().items()}
+    assert variants == derived == {"learned_interp": "learned", "rope_pi": "rope"}
     assert not set(variants) & set(POSITIONS)
     assert [n for n, e in EXPERIMENT_METHODS.items() if e.finetunable] == ["rope"]
     for config in PRESETS.values():
-        for variant in config.variants:
-            kind, _ = variant_kind(variant)
-            assert kind == "pattern" or variant_source(variant) in POSITIONS, variant
+        for variant in config.variant_keys:
+            assert variant.kind == "pattern" or variant.source in POSITIONS, variant
     moved = {"variants", "finetunable", "record", "undefined_note"}
     assert not moved & {f.name for f in dataclasses.fields(PositionMethod)}
     assert not hasattr(posenc.nn, "Variant")

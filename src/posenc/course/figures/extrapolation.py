@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...experiments.extrapolation.analysis import binned_mean
-from ...experiments.extrapolation.config import variant_kind, variant_source
+from ...experiments.extrapolation.variants import VariantKey
 from ...layer_patterns import PATTERNS
 from .style import METHOD_COLORS
 
@@ -22,20 +22,25 @@ __all__ = ["variant_color", "variant_linestyle", "draw_loss_by_position",
 _PATTERN_FALLBACK = "#777777"
 
 
-def variant_color(variant: str) -> str:
-    """The course colour of a variant: that of the encoding it was trained with, or of its
-    layer pattern (:attr:`posenc.layer_patterns.LayerPattern.color`)."""
-    kind, detail = variant_kind(variant)
-    if kind == "pattern":
-        return PATTERNS[detail].color or _PATTERN_FALLBACK
-    return METHOD_COLORS[variant_source(variant)]
+def variant_color(variant) -> str:
+    """The course colour of a variant (a name or a
+    :class:`~posenc.experiments.extrapolation.VariantKey`): that of the encoding it was
+    trained with, or of its layer pattern (:attr:`posenc.layer_patterns.LayerPattern.color`)."""
+    key = VariantKey.of(variant)
+    if key.kind == "pattern":
+        return PATTERNS[key.method].color or _PATTERN_FALLBACK
+    return METHOD_COLORS[key.source]
 
 
-def variant_linestyle(variant: str):
-    """Derived variants dashed, a method's NoPE-layer twin dotted, fine-tuned RoPE dash-dot,
-    layer patterns long dash-dot, trained methods solid."""
-    return {"derived": "--", "nope": ":", "finetuned": "-.",
-            "pattern": (0, (6, 1.5, 1, 1.5))}.get(variant_kind(variant)[0], "-")
+#: Line style per kind of variant: derived variants dashed, a method's NoPE-layer twin
+#: dotted, fine-tuned RoPE dash-dot, layer patterns long dash-dot, trained methods solid.
+_LINESTYLES = {"trained": "-", "derived": "--", "nope": ":", "finetuned": "-.",
+               "pattern": (0, (6, 1.5, 1, 1.5))}
+
+
+def variant_linestyle(variant):
+    """The line style of a variant (a name or a key) by its kind (:data:`_LINESTYLES`)."""
+    return _LINESTYLES[VariantKey.of(variant).kind]
 
 
 def draw_loss_by_position(ax, results: dict, variants=None, *, bin_size: int = 16,

@@ -12,7 +12,8 @@ import html
 
 import numpy as np
 
-from ...experiments.extrapolation.config import task_key, variant_kind
+from ...experiments.extrapolation.config import task_key
+from ...experiments.extrapolation.variants import VariantKey
 from .extrapolation import variant_color, variant_linestyle
 from .style import DIVERGING
 
@@ -258,7 +259,7 @@ def draw_finetuning(axes, results: dict, variants, *, length_index: int,
         for row, variant in zip(y, variants, strict=True):
             mean, low, high = (a[length_index] for a in metric(results, variant, key))
             ax.barh(row, mean, color=variant_color(variant), zorder=2,
-                    alpha=1.0 if variant_kind(variant)[0] == "finetuned" else 0.45, height=0.7)
+                    alpha=1.0 if VariantKey.of(variant).kind == "finetuned" else 0.45, height=0.7)
             ax.plot([low, high], [row, row], color="#222222", lw=1.4)
             text = spread_text(mean, low, high, key)
             ax.text(max(mean, high), row, f"  {text}", va="center", fontsize=8, color="#222222")

@@ -17,7 +17,8 @@ fine-tuning, extra numbers recorded). The evaluation-time variants reuse trained
   (there is no row to look up): its entries there are ``null``.
 
 Its parts, one job each: :mod:`.methods` (the protocol per method, beside the registry
-of :mod:`posenc.nn`), :mod:`.config` (what decides the numbers), :mod:`.training`,
+of :mod:`posenc.nn`), :mod:`.variants` (what the results call a variant, as a value),
+:mod:`.config` (what decides the numbers), :mod:`.training`,
 :mod:`.evaluation`, :mod:`.finetuning`, :mod:`.run` (every run in parallel and the
 results dict), :mod:`.analysis` (reading a results file) and :mod:`.cli` (the command
 line, run by ``__main__``). Run it (the full configuration
@@ -32,7 +33,7 @@ The figures of the results are in :mod:`posenc.course.figures.extrapolation`.
 """
 
 from ...compare import PUBLISHED_WIKITEXT103
-from . import analysis, config, evaluation, finetuning, methods, run, training
+from . import analysis, config, evaluation, finetuning, methods, run, training, variants
 from .analysis import *  # noqa: F403
 from .cli import main
 from .config import *  # noqa: F403 (the public names of each part, listed in its __all__)
@@ -41,7 +42,8 @@ from .finetuning import *  # noqa: F403
 from .methods import *  # noqa: F403
 from .run import *  # noqa: F403
 from .training import *  # noqa: F403
+from .variants import *  # noqa: F403
 
-__all__ = [*methods.__all__, *config.__all__, *training.__all__, *evaluation.__all__,
-           *finetuning.__all__, *run.__all__, *analysis.__all__, "PUBLISHED_WIKITEXT103",
-           "main"]
+__all__ = [*methods.__all__, *variants.__all__, *config.__all__, *training.__all__,
+           *evaluation.__all__, *finetuning.__all__, *run.__all__, *analysis.__all__,
+           "PUBLISHED_WIKITEXT103", "main"]

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..._validation import check_int
 from ...relative import t5_relative_bucket
-from .config import ExtrapolationConfig, variant_source
+from .config import ExtrapolationConfig
+from .variants import VariantKey
 
 __all__ = ["binned_mean", "t5_bias_by_distance"]
 
@@ -38,7 +39,7 @@ def t5_bias_by_distance(results: dict, variant: str = "t5", max_distance: int | 
     included).
     """
     config = ExtrapolationConfig.from_dict(results["config"])
-    options = config.method_options(variant_source(variant))
+    options = config.method_options(VariantKey.parse(variant).source)
     table = np.asarray(results["variants"][variant]["t5_bias"])  # [buckets, heads]
     max_distance = results["eval_lengths"][-1] - 1 if max_distance is None else max_distance
     distances = np.arange(max_distance + 1)

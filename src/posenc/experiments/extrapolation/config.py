@@ -12,95 +12,28 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..._validation import check_choice, check_float, check_int
-from ...catalogue import facts, method_names
-from ...layer_patterns import PATTERNS, get_pattern
+from ...layer_patterns import get_pattern
 from ...model import TinyLMConfig
 from ...nn import POSITIONS, check_position_options, get_position
 from ...retrieval import TASKS
 from .methods import experiment_method
+from .variants import FINETUNE_SCALINGS, VariantKey
 
 __all__ = [
     "ENCODINGS",
     "ALL_ENCODINGS",
     "NOT_FOR_TEXT",
-    "FINETUNE_SCALINGS",
-    "DERIVED_VARIANTS",
-    "VARIANT_LABELS",
     "ExtrapolationConfig",
     "PRESETS",
     "config_hash",
-    "variant_source",
-    "variant_label",
-    "variant_kind",
-    "nope_variant",
-    "finetune_variant",
     "task_key",
-    "pattern_variant",
 ]
 
 #: The encodings trained by default: those of the ALiBi paper's comparison plus NoPE and learned.
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
-
-#: Scalings the RoPE fine-tuning extension compares: none, PI, NTK-aware, YaRN.
-FINETUNE_SCALINGS = ("none", "linear", "ntk", "yarn")
-
-
-def _variants():
-    """``{variant name: (trained method, Variant)}`` over every registered method, in
-    registration order (its variants from :func:`.methods.experiment_method`)."""
-    return {v.name: (name, v) for name in POSITIONS for v in experiment_method(name).variants}
-
-
-class _DerivedVariants(Mapping):
-    """Evaluation-time variant -> the trained method whose weights it reuses (live view)."""
-
-    def __getitem__(self, name):
-        return _variants()[name][0]
-
-    def __iter__(self):
-        return iter(_variants())
-
-    def __len__(self) -> int:
-        return len(_variants())
-
-
-class _VariantLabels(Mapping):
-    """Variant or method name -> its printed label (live view)."""
-
-    def _labels(self) -> dict:
-        labels = {name: facts(name).label for name in method_names()}
-        labels.update({name: variant.label for name, (_, variant) in _variants().items()})
-        return labels
-
-    def __getitem__(self, name):
-        return self._labels()[name]
-
-    def __iter__(self):
-        return iter(self._labels())
-
-    def __len__(self) -> int:
-        return len(self._labels())
-
-
-#: Evaluation-time variants: name -> the trained encoding whose weights they reuse.
-DERIVED_VARIANTS = _DerivedVariants()
-
-#: Printed label of every method and variant.
-VARIANT_LABELS = _VariantLabels()
-
-
-_FINETUNE_LABELS = {"none": "no scaling", "linear": "PI", "ntk": "NTK-aware", "yarn": "YaRN"}
-_NOPE_SUFFIX, _FINETUNE_INFIX, _PATTERN_SUFFIX = "_nope", "_ft_", "_layers"
-
-
-def pattern_variant(pattern: str) -> str:
-    """The name of the model trained with a per-layer pattern (``"gemma3"`` ->
-    ``"gemma3_layers"``; :data:`posenc.layer_patterns.PATTERNS`)."""
-    return pattern + _PATTERN_SUFFIX
 
 
 def task_key(task: str, name: str) -> str:
@@ -109,66 +42,6 @@ def task_key(task: str, name: str) -> str:
     it always had), ``positional_<name>`` for the positional one."""
     check_choice("task", task, TASKS)
     return ("retrieval_" if task == "content" else f"{task}_") + name
-
-
-def nope_variant(encoding: str) -> str:
-    """The name of ``encoding`` trained with NoPE layers (``"rope"`` -> ``"rope_nope"``)."""
-    return encoding + _NOPE_SUFFIX
-
-
-def finetune_variant(scaling: str, encoding: str = "rope") -> str:
-    """The name of a fine-tunable method fine-tuned with ``scaling`` (``"yarn"`` ->
-    ``"rope_ft_yarn"``)."""
-    return encoding + _FINETUNE_INFIX + scaling
-
-
-def _finetuned(variant: str) -> tuple[str, str] | None:
-    """``(encoding, scaling)`` of a fine-tuned variant's name, else ``None``."""
-    encoding, infix, scaling = variant.rpartition(_FINETUNE_INFIX)
-    if infix and scaling in FINETUNE_SCALINGS and encoding in POSITIONS:
-        return encoding, scaling
-    return None
-
-
-def variant_kind(variant: str) -> tuple[str, str]:
-    """``(kind, detail)`` of a variant name: ``("nope", encoding)``, ``("finetuned",
-    scaling)``, ``("derived", source)`` (a registered evaluation-time variant),
-    ``("pattern", pattern)`` (a per-layer pattern) or ``("trained", name)``."""
-    finetuned = _finetuned(variant)
-    if finetuned:
-        return "finetuned", finetuned[1]
-    if variant.endswith(_PATTERN_SUFFIX) and variant[:-len(_PATTERN_SUFFIX)] in PATTERNS:
-        return "pattern", variant[:-len(_PATTERN_SUFFIX)]
-    if variant.endswith(_NOPE_SUFFIX) and variant[:-len(_NOPE_SUFFIX)] in POSITIONS:
-        return "nope", variant[:-len(_NOPE_SUFFIX)]
-    if variant in DERIVED_VARIANTS:
-        return "derived", DERIVED_VARIANTS[variant]
-    return "trained", variant
-
-
-def variant_source(variant: str) -> str:
-    """The trained method a variant comes from (a method is its own source)."""
-    kind, detail = variant_kind(variant)
-    return _finetuned(variant)[0] if kind == "finetuned" else detail
-
-
-def variant_label(variant: str, config: ExtrapolationConfig | None = None) -> str:
-    """The printed label of any variant, including NoPE-layer twins and fine-tuned models."""
-    config = ExtrapolationConfig() if config is None else config
-    kind, detail = variant_kind(variant)
-    if kind == "finetuned":
-        return (f"{VARIANT_LABELS[variant_source(variant)]}, fine-tuned at "
-                f"{config.finetune_multiplier}×, {_FINETUNE_LABELS[detail]}")
-    if kind == "nope":  # every nope_every-th layer without position, all full attention
-        return f"{VARIANT_LABELS[detail]}, every {_ordinal(config.nope_every)} layer NoPE"
-    if kind == "pattern":
-        return PATTERNS[detail].label or detail
-    return VARIANT_LABELS[variant]
-
-
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
 
 
 @dataclass(frozen=True)
@@ -362,19 +235,27 @@ class ExtrapolationConfig:
         return tuple(e for e in self.encodings if experiment_method(e).finetunable)
 
     @property
-    def variants(self) -> tuple[str, ...]:
-        """Trained encodings, each followed by the evaluation-time variants derived from it,
-        its NoPE-layers twin (``<name>_nope``) and its fine-tuned models
-        (``<name>_ft_<scaling>``) when the config asks for them."""
-        names = []
+    def variant_keys(self) -> tuple[VariantKey, ...]:
+        """Every model evaluated, in the results' order: each trained method followed by
+        its evaluation-time variants, its NoPE-layers twin and its fine-tuned models when
+        the config asks for them; then each layer pattern's model."""
+        keys = []
         for encoding in self.encodings:
-            names += [encoding, *(v.name for v in experiment_method(encoding).variants)]
+            keys += [VariantKey.trained(encoding),
+                     *(VariantKey.derived(encoding, v.name)
+                       for v in experiment_method(encoding).variants)]
             if encoding in self.nope_encodings:
-                names.append(nope_variant(encoding))
+                keys.append(VariantKey.nope(encoding))
             if encoding in self.finetuned_encodings:
-                names += [finetune_variant(scaling, encoding)
-                          for scaling in self.finetune_scalings]
-        return tuple(names) + tuple(pattern_variant(p) for p in self.patterns)
+                keys += [VariantKey.finetuned(encoding, scaling)
+                         for scaling in self.finetune_scalings]
+        return tuple(keys) + tuple(VariantKey.pattern(p) for p in self.patterns)
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The names of :attr:`variant_keys` (``rope``, ``rope_pi``, ``rope_nope``,
+        ``rope_ft_yarn``, ``gemma3_layers``), the keys of a results file's ``variants``."""
+        return tuple(key.name for key in self.variant_keys)
 
     @property
     def seeds(self) -> tuple[int, ...]:

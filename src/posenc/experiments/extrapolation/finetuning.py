@@ -12,11 +12,9 @@ import numpy as np
 from ..._validation import check_int
 from ...model import TinyLM
 from ...scaling import rope_scaling_frequencies
-from .config import (
-    ExtrapolationConfig,
-    finetune_variant,
-)
+from .config import ExtrapolationConfig
 from .training import _optimizer, _train_steps, learning_rate_at, seed_everything
+from .variants import VariantKey
 
 __all__ = ["scaled_rope_frequencies", "finetune_rope"]
 
@@ -59,5 +57,5 @@ def finetune_rope(model: TinyLM, config: ExtrapolationConfig, scaling: str,
         length=config.train_length * factor, batch_size=config.batch_size // factor,
         retrieval_batch_size=config.retrieval_batch_size // factor,
         lr_at=lambda step: learning_rate_at(step, schedule), train_data=train_data,
-        seed=seed + 1000, desc=finetune_variant(scaling, position), progress=progress)
+        seed=seed + 1000, desc=VariantKey.finetuned(position, scaling).name, progress=progress)
     return tuned, history

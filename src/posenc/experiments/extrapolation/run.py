@@ -28,20 +28,12 @@ from ...data import load_stdlib_corpus
 from ...model import TinyLM
 from ...nn import POSITIONS
 from ...retrieval import TASKS
-from .config import (
-    PRESETS,
-    ExtrapolationConfig,
-    config_hash,
-    finetune_variant,
-    nope_variant,
-    pattern_variant,
-    task_key,
-    variant_label,
-)
+from .config import PRESETS, ExtrapolationConfig, config_hash, task_key
 from .evaluation import _evaluate
 from .finetuning import finetune_rope
 from .methods import experiment_method
 from .training import _progress, train_model
+from .variants import VariantKey
 
 __all__ = ["run_experiment", "format_summary"]
 
@@ -121,9 +113,9 @@ def _recorded(method, model: TinyLM) -> dict:
     return {key: [_rounded_array(r[key]) for r in records] for key in records[0]}
 
 
-def _entry(variant: str, source: str, config: ExtrapolationConfig, result: dict) -> dict:
+def _entry(key: VariantKey, config: ExtrapolationConfig, result: dict) -> dict:
     """The JSON entry of one evaluated variant (one seed)."""
-    entry = {"label": variant_label(variant, config), "trained_encoding": source,
+    entry = {"label": key.label(config), "trained_encoding": key.trained_encoding,
              "loss": _rounded(result["loss"], 5),
              "per_position_loss": _rounded(result["per_position_loss"]),
              "eval_time_s": round(result["eval_time_s"], 2)}
@@ -157,32 +149,33 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, l
                                  seed=seed, nope=layout == "nope",
                                  pattern=layout == "pattern")
     if layout == "pattern":
-        name = pattern_variant(encoding)
+        key = VariantKey.pattern(encoding)
         result = _evaluate(model, config, heldout)
-        return {name: _with_history(_entry(name, name, config, result), model, history)}
+        return {key.name: _with_history(_entry(key, config, result), model, history)}
     method, protocol = POSITIONS[encoding], experiment_method(encoding)
-    name = nope_variant(encoding) if layout == "nope" else encoding
+    key = VariantKey.nope(encoding) if layout == "nope" else VariantKey.trained(encoding)
     result = _evaluate(model, config, heldout, may_be_undefined=bool(protocol.undefined_note))
-    entry = _with_history(_entry(name, encoding, config, result), model, history)
+    entry = _with_history(_entry(key, config, result), model, history)
     entry.update(_recorded(method, model))  # e.g. T5's bias table
     if None in result["loss"]:
         entry["not_defined"] = protocol.undefined_note.format(train_length=config.train_length)
-    entries = {name: entry}
+    entries = {key.name: entry}
     if layout == "nope":
         return entries
     for variant in protocol.variants:
         result = _evaluate(model, config, heldout, adapt=variant.adapt)
-        entries[variant.name] = _entry(variant.name, encoding, config, result)
+        entries[variant.name] = _entry(VariantKey.derived(encoding, variant.name), config,
+                                       result)
         if variant.note:
             entries[variant.name]["note"] = variant.note
     if encoding in config.finetuned_encodings:
         for scaling in config.finetune_scalings:
             tuned, tuned_history = finetune_rope(model, config, scaling, corpus.train,
                                                  seed=seed, progress=progress)
-            variant = finetune_variant(scaling, encoding)
+            key = VariantKey.finetuned(encoding, scaling)
             result = _evaluate(tuned, config, heldout)
-            entries[variant] = _with_history(_entry(variant, encoding, config, result),
-                                             tuned, tuned_history)
+            entries[key.name] = _with_history(_entry(key, config, result), tuned,
+                                              tuned_history)
     return entries
 
 

@@ -21,12 +21,8 @@ from ... import retrieval
 from ..._validation import check_int
 from ...data import random_windows
 from ...model import TinyLM
-from .config import (
-    ExtrapolationConfig,
-    nope_variant,
-    pattern_variant,
-    task_key,
-)
+from .config import ExtrapolationConfig, task_key
+from .variants import VariantKey
 
 __all__ = ["seed_everything", "learning_rate_at", "train_model"]
 
@@ -190,10 +186,11 @@ def train_model(config: ExtrapolationConfig, position: str, train_data: np.ndarr
     seed = config.seed if seed is None else check_int("seed", seed, minimum=0)
     seed_everything(seed)
     if pattern:
-        model, desc = TinyLM(config.pattern_config(position)), pattern_variant(position)
+        model = TinyLM(config.pattern_config(position))
+        desc = VariantKey.pattern(position).name
     else:
         model = TinyLM(config.model_config(position, nope=nope))
-        desc = nope_variant(position) if nope else position
+        desc = (VariantKey.nope(position) if nope else VariantKey.trained(position)).name
     history = _train_steps(
         model, _optimizer(model, config), config, steps=config.steps,
         length=config.train_length, batch_size=config.batch_size,
