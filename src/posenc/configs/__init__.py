@@ -13,6 +13,11 @@ module              what it holds
 ``families``        what a family's code adds to its fields (:data:`FAMILIES`)
 ``bundled``         real configs of 2023-26 models: :func:`bundled_names`,
                     :func:`load_bundled`, :func:`read_bundled`
+``angles``          what the frequencies mean for lengths: turns within the trained
+                    length, pairs meeting unseen angles at a target, the scaling's
+                    regions (:func:`unseen_pairs`, :func:`pair_regions`)
+``kv_cache``        the KV cache's bytes per token (:func:`kv_cache`: GQA, DeepSeek's
+                    latent attention, sliding windows and chunks)
 ==================  ===================================================================
 
 Example::
@@ -25,8 +30,19 @@ Example::
 Every public name is importable from here.
 """
 
+from .angles import (
+    REGIONS,
+    angle_ratio,
+    pair_regions,
+    reach,
+    trained_length,
+    turns,
+    unscaled_frequencies,
+    unseen_pairs,
+)
 from .bundled import bundled_names, load_bundled, read_bundled
 from .families import FAMILIES, Family
+from .kv_cache import DTYPE_BYTES, KVCache, kv_cache
 from .layers import LAYER_TYPES
 from .reader import LayerPositions, ModelPositions, Temperature, read_config
 from .rope_parameters import ROPE_KEYS
@@ -43,4 +59,15 @@ __all__ = [
     "bundled_names",
     "load_bundled",
     "read_bundled",
+    "kv_cache",
+    "KVCache",
+    "DTYPE_BYTES",
+    "trained_length",
+    "unscaled_frequencies",
+    "reach",
+    "turns",
+    "angle_ratio",
+    "unseen_pairs",
+    "pair_regions",
+    "REGIONS",
 ]

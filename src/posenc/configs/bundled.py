@@ -1,7 +1,8 @@
 """Real configs, bundled: the position fields of models released 2023-26.
 
 ``src/posenc/configs/data/<name>.json`` holds, for one model, the fields of its Hugging Face
-``config.json`` that position depends on (copied unchanged; everything else left out),
+``config.json`` that position and the KV cache's size depend on (copied unchanged;
+everything else left out),
 with
 
 * ``"_source"``: the Hugging Face repository and file, e.g.
