@@ -1,0 +1,194 @@
+"""posenc.configs.kv_cache and posenc.configs.angles (issue 35, chapter 15).
+
+References: Hugging Face's own cache (``transformers.DynamicCache`` built from each bundled
+config, filled layer by layer on the meta device, its stored tensors counted), hand
+derivations from the configs' fields for three models, DeepSeek-V2's count for latent
+attention, and chapter 5's definition of an unseen angle written out per pair.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc.configs import (
+    DTYPE_BYTES,
+    angle_ratio,
+    bundled_names,
+    kv_cache,
+    load_bundled,
+    pair_regions,
+    read_bundled,
+    read_config,
+    trained_length,
+    unscaled_frequencies,
+    unseen_pairs,
+)
+
+NAMES = bundled_names()
+
+
+# --- the KV cache -----------------------------------------------------------------------
+
+def test_kv_bytes_by_hand_for_three_models():
+    # Llama 3.1 8B: 32 layers x (K and V) x 8 KV heads x head 4096/32 = 128 x 2 bytes (bf16)
+    assert kv_cache(load_bundled("llama-3.1-8b")).bytes_per_token(8192) == 32 * 2 * 8 * 128 * 2
+    # DeepSeek-V3 (latent attention): 61 layers x (kv_lora_rank 512 + qk_rope_head_dim 64)
+    # numbers, shared by all 128 heads (DeepSeek-V2 report: (d_c + d_h^R) l per token)
+    deepseek = kv_cache(load_bundled("deepseek-v3"))
+    assert deepseek.layout == "mla"
+    assert deepseek.bytes_at(1000) == 1000 * 61 * (512 + 64) * 2
+    # Gemma 3 1B: 26 layers, every 6th global (layers 5, 11, 17, 23): 4 full layers, 22
+    # sliding (window 512: 511 tokens kept); 1 KV head of 256
+    per_layer = 2 * 1 * 256 * 2
+    gemma = kv_cache(load_bundled("gemma-3-1b-it"))
+    assert gemma.bytes_at(32768) == 4 * per_layer * 32768 + 22 * per_layer * 511
+    assert gemma.bytes_at(100) == 26 * per_layer * 100  # shorter than the window: all kept
+    # GPT-OSS 20B in float32: 12 full + 12 banded (window 128) layers, 8 KV heads of 64
+    gpt = kv_cache(load_bundled("gpt-oss-20b"))
+    assert gpt.bytes_at(4096, "float32") == 12 * 2 * 8 * 64 * 4 * (4096 + 127)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "deepseek-v3"])
+def test_kv_bytes_equal_what_hugging_faces_cache_stores(name):
+    """transformers' DynamicCache, built from the same config, filled with one sequence of
+    L tokens per layer (meta tensors: no memory), holds exactly bytes_at(L). DeepSeek-V3 is
+    left out: Hugging Face caches its decompressed per-head keys and values, not the latent."""
+    torch = pytest.importorskip("torch")
+    hf = pytest.importorskip("transformers")
+    config = load_bundled(name)
+    text = config.get("text_config", config)
+    cfg = hf.CONFIG_MAPPING[text["model_type"]](
+        **{k: v for k, v in text.items() if not k.startswith("_")})
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    ours = kv_cache(config)
+    for length in (100, 5000):
+        cache = hf.DynamicCache(config=cfg)
+        for i in range(cfg.num_hidden_layers):
+            k = torch.empty(1, cfg.num_key_value_heads, length, head_dim, dtype=torch.bfloat16,
+                            device="meta")
+            cache.update(k, k, i)
+        stored = sum(t.numel() * t.element_size() for layer in cache.layers
+                     for t in (layer.keys, layer.values))
+        assert stored == ours.bytes_at(length, "bfloat16"), (name, length)
+
+
+def _without_windows(config: dict) -> dict:
+    """The same model with every sliding layer made full (and its window removed)."""
+    text = dict(config.get("text_config", config))
+    if "layer_types" in text:
+        text["layer_types"] = ["full_attention" if t == "sliding_attention" else t
+                               for t in text["layer_types"]]
+    text["sliding_window"] = None
+    text.pop("sliding_window_pattern", None)
+    if text.get("model_type") in ("gemma3_text", "olmo3", "gpt_oss", "exaone4"):
+        text["layer_types"] = ["full_attention"] * text["num_hidden_layers"]
+    return {"text_config": text} if "text_config" in config else text
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(NAMES), length=st.integers(1, 2_000_000),
+       longer=st.integers(0, 2_000_000), dtype=st.sampled_from(sorted(DTYPE_BYTES)))
+def test_kv_bytes_properties(name, length, longer, dtype):
+    config = load_bundled(name)
+    cache = kv_cache(config)
+    full = kv_cache(_without_windows(config))
+    at = cache.bytes_at(length, dtype)
+    # a sliding window never increases the cache, and never empties it
+    assert 0 < at <= full.bytes_at(length, dtype)
+    # full attention grows linearly with the length
+    assert full.bytes_at(length, dtype) == length * full.bytes_at(1, dtype)
+    # more tokens never shrink it; a window's share per token never grows
+    assert cache.bytes_at(length + longer, dtype) >= at
+    assert cache.bytes_per_token(length + longer, dtype) <= cache.bytes_per_token(length,
+                                                                                 dtype) + 1e-9
+    # the dtype only scales it
+    assert at * DTYPE_BYTES["bfloat16"] == cache.bytes_at(length, "bfloat16") * DTYPE_BYTES[dtype]
+
+
+def test_kv_cache_refuses_bad_input_naming_it():
+    config = load_bundled("llama-3.1-8b")
+    with pytest.raises(ValueError, match="num_key_value_heads"):
+        kv_cache({**config, "num_key_value_heads": 5})
+    with pytest.raises(ValueError, match="kv_lora_rank"):
+        kv_cache({k: v for k, v in load_bundled("deepseek-v3").items() if k != "kv_lora_rank"})
+    with pytest.raises(ValueError, match="dtype"):
+        kv_cache(config).bytes_at(10, "int4")
+    with pytest.raises(ValueError, match="length"):
+        kv_cache(config).bytes_at(0)
+    with pytest.raises(TypeError, match="length"):
+        kv_cache(config).bytes_per_token(2.5)
+
+
+def test_num_key_value_heads_defaults_to_the_attention_heads():
+    config = {k: v for k, v in load_bundled("llama-2-13b").items() if k != "num_key_value_heads"}
+    assert kv_cache(config).bytes_at(1) == 40 * 2 * 40 * 128 * 2
+
+
+# --- angles -------------------------------------------------------------------------------
+
+def test_llama_3_1_by_hand():
+    """Llama 3.1: L0 = 8192, factor 8, low/high 1/4: pairs with wavelength > 8192 are
+    divided by 8, pairs with wavelength < 2048 kept, the rest blended (Meta's rule)."""
+    model = read_bundled("llama-3.1-8b")
+    layer = model.layers[0]
+    assert trained_length(model, layer) == 8192
+    theta = 500000.0 ** (-np.arange(64) * 2 / 128)
+    wavelength = 2 * np.pi / theta
+    regions = pair_regions(layer)
+    assert np.all(regions[wavelength < 8192 / 4] == "kept")
+    assert np.all(regions[wavelength > 8192] == "interpolated")
+    assert np.all(regions[(wavelength > 2048) & (wavelength < 8192)] == "blended")
+    # at 131,072 = 16 x 8192 the interpolated pairs reach twice their largest training angle
+    ratio = angle_ratio(model, layer, 131072)
+    assert np.allclose(ratio[wavelength > 8192], 131072 / 8 / 8192)
+    unseen = unseen_pairs(model, layer, 131072)
+    assert np.array_equal(unseen, 8192 * theta < 2 * np.pi)
+    # at 65,536 = 8 x 8192 they are back at exactly their training angles: none unseen
+    assert not unseen_pairs(model, layer, 65536).any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(NAMES), target=st.integers(1, 4_000_000))
+def test_unseen_pairs_is_chapter_5s_definition(name, target):
+    model = read_bundled(name)
+    for layer in model.layers:
+        if layer.rope is None:
+            continue
+        length0 = trained_length(model, layer)
+        limit = layer.window or layer.chunk or math.inf
+        old = unscaled_frequencies(layer)
+        new = layer.frequencies_at(target)
+        seen_max = min(length0, limit) * old
+        now_max = min(target, limit) * new
+        expected = (old > 0) & (seen_max < 2 * np.pi) & (now_max > seen_max * (1 + 1e-9))
+        assert np.array_equal(unseen_pairs(model, layer, target), expected)
+        if layer.window is not None:  # a window caps the distance: nothing is ever unseen
+            assert not unseen_pairs(model, layer, target).any()
+        if target <= length0 and layer.method in ("default", "linear", "yarn", "llama3"):
+            assert not unseen_pairs(model, layer, target).any()  # scaling only slows pairs
+
+
+def test_unscaled_frequencies_of_a_proportional_layer_keep_its_zeros():
+    config = {"model_type": "llama", "num_hidden_layers": 2, "head_dim": 64,
+              "rope_parameters": {"rope_type": "proportional", "rope_theta": 1e6,
+                                  "partial_rotary_factor": 0.25}}
+    layer = read_config(config).layers[0]
+    old = unscaled_frequencies(layer)
+    assert np.count_nonzero(old) == 8 and np.array_equal(old, layer.frequencies)
+    assert np.all(pair_regions(layer) == "kept")
+
+
+def test_angles_refuse_a_layer_without_rotation():
+    model = read_bundled("smollm3-3b")
+    nope = next(la for la in model.layers if la.rope is None)
+    with pytest.raises(ValueError, match="no rotation"):
+        trained_length(model, nope)
+    with pytest.raises(TypeError, match="LayerPositions"):
+        unscaled_frequencies("layer 3")
+    with pytest.raises(ValueError, match="target"):
+        angle_ratio(model, model.layers[0], 0)
