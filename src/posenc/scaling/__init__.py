@@ -11,7 +11,8 @@ module              what it holds
                     (ReRoPE), :func:`self_extend_distance` (Self-Extend)
 ``base_bound``      the base a context length needs (Men et al., 2024):
                     :func:`rope_base_lower_bound`, :func:`rope_base_reach`
-``temperature``     Llama 4's query scale on its NoPE layers: :func:`attention_temperature`
+``temperature``     query scales growing with position: Llama 4's on its NoPE layers,
+                    :func:`attention_temperature`; Qwen's log-n, :func:`logn_scale`
 ==================  ===================================================================
 
 Every public name is importable from here (``from posenc.scaling import yarn_mscale``).

@@ -1,4 +1,5 @@
-"""Llama 4's attention temperature on its NoPE layers: queries scaled up with the position.
+"""Query scales that grow with the position: Llama 4's temperature on its NoPE layers, and
+Qwen's log-n scaling (:func:`logn_scale`).
 
 A layer without positional encoding (NoPE) attends over ever more keys as the context
 grows, and its softmax flattens. Llama 4 (Meta, April 2025; Hugging Face
@@ -14,7 +15,7 @@ import numpy as np
 
 from .._validation import check_float, is_tensor
 
-__all__ = ["attention_temperature"]
+__all__ = ["attention_temperature", "logn_scale"]
 
 
 def attention_temperature(positions, *, floor_scale: float = 8192, attn_scale: float = 0.1):
@@ -49,3 +50,23 @@ def attention_temperature(positions, *, floor_scale: float = 8192, attn_scale: f
     if arr.size and arr.min() < 0:
         raise ValueError("positions must be >= 0")
     return np.log1p(np.floor((arr + 1.0) / floor_scale)) * attn_scale + 1.0
+
+
+def logn_scale(positions, *, train_length: int):
+    """Qwen's log-n attention scaling (``use_logn_attn``): the query multiplier per position.
+
+    ``log(p + 1) / log(train_length)`` for a position ``p`` with ``p + 1 > train_length``,
+    else 1, as ``QWenAttention`` builds its ``logn_list`` (Qwen-7B's ``modeling_qwen.py``,
+    Aug 2023, ``seq_length`` 2048 as ``train_length``; Bai et al., 2023, "LogN-Scaling"):
+    past the training length a query sees more keys, and the factor keeps its softmax as
+    sharp as Chiang & Cholak's ``log n`` scaling would. ``positions``: integers >= 0, any
+    shape (numpy or list); returns float64 of that shape.
+    """
+    train_length = check_float("train_length", train_length, greater_than=1.0)
+    arr = np.asarray(positions)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"positions must be integers, got dtype {arr.dtype}")
+    if arr.size and arr.min() < 0:
+        raise ValueError("positions must be >= 0")
+    count = arr + 1.0  # Qwen indexes 1 .. n: the number of keys a causal query sees
+    return np.where(count > train_length, np.log(count) / np.log(train_length), 1.0)
