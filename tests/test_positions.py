@@ -36,7 +36,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see conftest.
 
 BUILT_IN = ("none", "sinusoidal", "learned", "rope", "alibi", "shaw", "t5",
             "partial_rope", "p_rope", "xpos", "axial_rope",
-            "kerple_power", "kerple_log", "fire", "cope")
+            "kerple_power", "kerple_log", "fire", "cope", "fox", "stick_breaking")
 
 
 def _small(position):
@@ -94,7 +94,8 @@ def test_built_in_methods_are_registered_in_order():
                      "shaw": ("score_bias", "value_term"), "partial_rope": ("rotate",),
                      "p_rope": ("rotate",), "xpos": ("rotate",), "axial_rope": ("rotate",),
                      "kerple_power": ("score_bias",), "kerple_log": ("score_bias",),
-                     "fire": ("score_bias",), "cope": ("score_bias",)}
+                     "fire": ("score_bias",), "cope": ("score_bias",),
+                     "fox": ("score_bias",), "stick_breaking": ("normalise",)}
 
 
 def test_the_course_order_is_the_catalogues_not_the_import_order():

@@ -104,7 +104,8 @@ class WrongValueTerm(PositionEncoding):
 
 @pytest.mark.parametrize("module, hook, fix", [
     (Misspelled, "scores_bias", "rename it score_bias"),
-    (NoHook, "overrides no hook", "override one of embed, rotate, score_bias, value_term"),
+    (NoHook, "overrides no hook",
+     "override one of embed, rotate, score_bias, normalise, value_term"),
     (NoSpec, "cannot be built|cannot build", r"def __init__\(self, spec, \*, option=default\)"),
     (TableAlone, "hook embed", r"return x \+ table"),
     (DropsFeature, "hook rotate", "each of its input's shape"),

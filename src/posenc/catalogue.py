@@ -34,11 +34,13 @@ from .nn.alibi import bias_cost
 from .nn.axial_rope import _axial_cost
 from .nn.cope import _cope_cost
 from .nn.fire import _fire_cost
+from .nn.fox import _fox_cost
 from .nn.kerple import _kerple_cost
 from .nn.partial_rope import _p_rope_cost, _partial_cost
 from .nn.positions import LiveNames
 from .nn.rotary import _rope_cost
 from .nn.shaw import _shaw_cost
+from .nn.stick_breaking import _stick_breaking_cost
 from .nn.xpos import _xpos_cost
 
 __all__ = [
@@ -160,6 +162,18 @@ BUILT_IN: tuple[MethodFacts, ...] = (
         models="research models (Golovneva et al.'s own)", paper="Golovneva et al., 2024",
         parameter_scope="one [head_dim, npos] table per layer", color="#332288",
         cost=_cope_cost, in_comparison=False),
+    MethodFacts(
+        "fox", label="FoX", family="data-dependent",
+        where="bias on the logits from forget gates on the input, in every layer",
+        models="research models (Lin et al.'s own)",
+        paper="Lin et al., 2025", parameter_scope="one gate (d_model -> heads) per layer",
+        color="#999933", cost=_fox_cost, in_comparison=False),
+    MethodFacts(
+        "stick_breaking", label="stick-breaking", family="data-dependent",
+        where="replaces the softmax: nearer keys take their share first, in every layer",
+        models="research models (Tan et al.'s own)", paper="Tan et al., 2025",
+        parameter_scope="none", color="#661100", cost=_stick_breaking_cost,
+        in_comparison=False),
 )
 
 #: The built-in methods' names, in the course's order.

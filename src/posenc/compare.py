@@ -33,7 +33,7 @@ from ._validation import check_choice, check_even_int, check_int
 from .alibi import alibi_slopes
 from .catalogue import MethodNames, facts
 from .nn import HOOKS, POSITIONS, MultiHeadSelfAttention, PositionSpec
-from .nn.positions import AttentionSpec, all_options
+from .nn.positions import AttentionSpec, all_options, call_score_bias
 from .sinusoidal import sinusoidal_dot_product
 
 __all__ = [
@@ -105,7 +105,8 @@ METHOD_FACTS = _Facts(lambda method: {"type": method.family, "where": method.whe
                                       "models": method.models, "paper": method.paper})
 
 _HOOK_PLACES = {"embed": "token embeddings", "rotate": "queries and keys",
-                "score_bias": "attention scores", "value_term": "values"}
+                "score_bias": "attention scores", "normalise": "attention weights",
+                "value_term": "values"}
 
 
 def applies_to(method: str) -> str:
@@ -252,7 +253,8 @@ def measured_attention_cost(method: str, *, d_model: int, num_heads: int, seq_le
       per element of ``x`` (``embed``), of the scores ``[b, h, L, L]`` (``score_bias``)
       and of the output ``[b, h, L, d_head]`` (``value_term``), and 3 operations per
       rotated feature of q and k (``rotate``: 2 multiplies and an add, as RoPE); work a
-      hook does to *build* its output, other than matrix products, is not seen;
+      hook does to *build* its output, other than matrix products, is not seen (nor what a
+      ``normalise`` does in place of the softmax);
     * ``memory`` (elements): the position tensors per sequence -- what ``embed`` adds
       (the table), what ``score_bias`` and ``value_term`` return (batch dimension left
       out), and the non-persistent buffers the module caches (RoPE's cos and sin).
@@ -283,9 +285,9 @@ def measured_attention_cost(method: str, *, d_model: int, num_heads: int, seq_le
     def per_sequence(t: torch.Tensor) -> int:
         return t.numel() // b if t.ndim == 4 and t.shape[0] == b else t.numel()
 
+    x = torch.empty(b, n, d_model, device="meta")  # the layer's input
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         if "embed" in hooks:
-            x = torch.empty(b, n, d_model, device="meta")
             encoding.embed(x)
             elementwise += x.numel()
             memory += n * d_model  # the [L, d_model] table added to every sequence
@@ -293,10 +295,12 @@ def measured_attention_cost(method: str, *, d_model: int, num_heads: int, seq_le
             encoding.rotate(q, k)
             elementwise += round(3 * fraction * (q.numel() + k.numel()))
         if "score_bias" in hooks:
-            bias = encoding.score_bias(q, k)
+            bias = call_score_bias(encoding, q, k, x)
             if bias is not None:
                 elementwise += b * h * n * n
                 memory += per_sequence(bias)
+        if "normalise" in hooks:
+            encoding.normalise(torch.empty(b, h, n, n, device="meta"))
         if "value_term" in hooks:
             term = encoding.value_term(torch.empty(b, h, n, n, device="meta"), v)
             if term is not None:

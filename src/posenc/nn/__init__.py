@@ -5,7 +5,8 @@ The protocol every method follows, and how to register your own, is documented i
 Importing this package registers the built-in methods in this order: none, sinusoidal,
 learned (``absolute.py``), rope (``rotary.py``), alibi, shaw, t5; then RoPE as today's
 models ship it: partial_rope, p_rope (``partial_rope.py``), xpos, axial_rope; then the
-learned and contextual biases: kerple_power, kerple_log (``kerple.py``), fire, cope.
+learned and contextual biases: kerple_power, kerple_log (``kerple.py``), fire, cope;
+then position from the data: fox, stick_breaking.
 The order the course lists them in, and what it says of each, is not this registry's: it
 is :data:`posenc.catalogue.BUILT_IN`'s.
 """
@@ -35,6 +36,8 @@ from .axial_rope import AxialRotaryEmbedding
 from .kerple import KerpleBias
 from .fire import FIREBias
 from .cope import CoPEBias
+from .fox import ForgettingAttentionBias
+from .stick_breaking import StickBreakingAttention
 from .attention import MultiHeadSelfAttention
 from .sinks import sink_key_value, softmax_with_sinks
 
@@ -44,6 +47,7 @@ __all__ = [
     "AxialRotaryEmbedding",
     "CoPEBias",
     "FIREBias",
+    "ForgettingAttentionBias",
     "HOOKS",
     "KerpleBias",
     "LearnedPositionalEmbedding",
@@ -59,6 +63,7 @@ __all__ = [
     "RotaryEmbedding",
     "ShawRelativePosition",
     "SinusoidalPositionalEncoding",
+    "StickBreakingAttention",
     "T5RelativeBias",
     "XPosEmbedding",
     "check_position_options",

@@ -11,13 +11,15 @@ in the spec, ``PositionSpec("winbias", window=3)``, and given as a bare keyword 
 method name that takes it too, it is refused rather than guessed.
 
 The position method is a module from the registry (:mod:`posenc.nn.positions`, which
-documents the protocol); this layer calls its four hooks in order and names no method:
+documents the protocol); this layer calls its five hooks in order and names no method:
 ``embed`` (added to the input before the q/k/v projections; in a full model that
 happens once, at the embeddings, and the layer does it here so one class can show
 every method), ``rotate`` (queries and keys after projection), ``score_bias`` (added to
-the scaled scores; with no value term it goes to ``scaled_dot_product_attention`` as
-``attn_mask``) and ``value_term`` (added to the output; the weights are then computed
-explicitly).
+the scaled scores, given the layer's input too where the method declares ``x``; with
+the softmax and no value term it goes to ``scaled_dot_product_attention`` as
+``attn_mask``), ``normalise`` (the weights from the masked scores, in place of the
+softmax) and ``value_term`` (added to the output). With ``normalise`` or ``value_term``
+the weights are computed explicitly.
 
 Scores are scaled by ``1/sqrt(head_dim)`` for every method (T5 itself drops the
 scale and folds it into its initialisation).
@@ -46,6 +48,8 @@ from .positions import (
     POSITION_METHODS,
     AttentionSpec,
     PositionSpec,
+    call_score_bias,
+    check_normalise,
     check_score_bias,
     check_value_term,
 )
@@ -103,6 +107,10 @@ class MultiHeadSelfAttention(nn.Module):
         self.encoding = position.build(spec)
         self._hooks = frozenset(self.encoding.hooks())
         self._set_reach(window, chunk, sinks, temperature)
+        if sinks and "normalise" in self._hooks:
+            raise ValueError(f"sinks=True adds a logit to the softmax, and position "
+                             f"{self.position!r} replaces the softmax (its normalise hook): "
+                             "use one or the other")
 
     def _set_reach(self, window, chunk, sinks, temperature) -> None:
         """Check and keep the layer's reach, sinks and temperature (module docstring)."""
@@ -137,7 +145,7 @@ class MultiHeadSelfAttention(nn.Module):
                                           floor_scale=self.temperature[0],
                                           attn_scale=self.temperature[1])
             q = q * scale.to(q.dtype)[:, None]
-        bias = encoding.score_bias(q, k) if "score_bias" in hooks else None
+        bias = call_score_bias(encoding, q, k, x) if "score_bias" in hooks else None
         check_score_bias(self.position, bias, q, k)  # shapes only: a clear error, not torch's
         if bias is not None and self.causal:
             bias = bias + _causal_mask(seq, q.device, q.dtype)
@@ -148,7 +156,7 @@ class MultiHeadSelfAttention(nn.Module):
             allowed = mask if mask is not None or not self.causal else _allowed(seq, q.device)
             bias = (torch.zeros(seq, seq, device=q.device, dtype=q.dtype) if allowed is None
                     else _float_mask(allowed, q.dtype))
-        if "value_term" in hooks:
+        if "value_term" in hooks or "normalise" in hooks:
             if bias is None and mask is not None:
                 bias = _float_mask(mask, q.dtype)
             y = self._explicit_attention(q, k, v, bias)
@@ -162,15 +170,22 @@ class MultiHeadSelfAttention(nn.Module):
         return self.out(y)
 
     def _explicit_attention(self, q, k, v, bias):
-        """Attention with the weights in hand, for a method that adds a value term."""
+        """Attention with the weights in hand, for a method that replaces the softmax or
+        adds a value term."""
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)  # [b, h, q, k]
         if bias is not None:
             scores = scores + bias
         elif self.causal:
             scores = scores + _causal_mask(q.shape[-2], q.device, q.dtype)
-        weights = (scores.softmax(dim=-1) if self.sinks is None
-                   else softmax_with_sinks(scores, self.sinks))
+        if "normalise" in self._hooks:
+            weights = self.encoding.normalise(scores)
+            check_normalise(self.position, weights, scores)
+        else:
+            weights = (scores.softmax(dim=-1) if self.sinks is None
+                       else softmax_with_sinks(scores, self.sinks))
         y = weights @ v  # [b, h, q, head_dim]
+        if "value_term" not in self._hooks:
+            return y
         extra = self.encoding.value_term(weights, v)
         check_value_term(self.position, extra, weights, v)
         return y if extra is None else y + extra

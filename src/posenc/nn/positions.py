@@ -1,6 +1,6 @@
 """The position-method protocol and its registry, :data:`POSITIONS`.
 
-Position can enter self-attention in four places, and a position method is one
+Position can enter self-attention in five places, and a position method is one
 :class:`PositionEncoding` module that overrides the hooks for the places it uses
 (the others keep their do-nothing defaults). :class:`~posenc.nn.MultiHeadSelfAttention`
 calls every hook of every method in the same order, with no method named in its code::
@@ -9,9 +9,11 @@ calls every hook of every method in the same order, with no method named in its 
     q, k, v = project(x)                   # each [batch, heads, seq, head_dim]
     q, k   = enc.rotate(q, k)              # applied to queries and keys
     s      = q @ k^T / sqrt(head_dim)      # [batch, heads, seq_q, seq_k]
-    s      = s + enc.score_bias(q, k)      # a bias on the scores (None: no bias)
-    s      = s + causal mask               # when causal
-    p      = softmax(s)
+    s      = s + enc.score_bias(q, k)      # a bias on the scores (None: no bias); a
+                                           # method may read the layer's input too:
+                                           # score_bias(q, k, x)
+    s      = s + causal mask               # when causal (and a window's or chunk's mask)
+    p      = enc.normalise(s)              # the weights: softmax(s) unless overridden
     y      = p @ v + enc.value_term(p, v)  # a term added to the values (None: none)
 
 ==================  ===================================  ===============================
@@ -25,8 +27,16 @@ hook                what it returns                      methods
                     inversely)
 ``score_bias(q,k)`` a bias broadcastable to              ALiBi, T5, Shaw's key term;
                     ``[batch, heads, seq_q, seq_k]``,    KERPLE, FIRE (from positions
-                    added to the *scaled* scores; it     only); CoPE (from q and k)
-                    may read q and k
+                    added to the *scaled* scores; it     only); CoPE (from q and k);
+                    may read q and k, and the layer's    FoX (from the input's forget
+                    input ``x`` ``[batch, seq,           gates)
+                    d_model]`` if it declares a third
+                    parameter named ``x``
+``normalise(s)``    the weights ``[batch, heads, seq_q,  stick-breaking attention
+                    seq_k]`` from the masked scores
+                    (``-inf`` where a key is hidden),
+                    same shape and dtype: replaces
+                    the softmax
 ``value_term(p,v)`` ``[batch, heads, seq_q, head_dim]``  Shaw's value term
                     added to ``p @ v`` (``p`` are the
                     attention weights)
@@ -38,6 +48,11 @@ Rules every method follows:
   cached tables are non-persistent buffers (they follow ``.to()`` and grow when a
   longer sequence comes), and state a model depends on is a parameter or a
   persistent buffer, so it survives ``state_dict()`` / ``load_state_dict()``.
+* Only ``score_bias`` may read the input, and only by declaring it:
+  ``def score_bias(self, q, k, x)`` (:meth:`PositionEncoding.bias_reads_input`); the
+  others see what the table shows. A ``normalise`` gets scores already masked
+  (``-inf``), gives a hidden key weight 0, and replaces the softmax wholly: such a
+  method cannot share a layer with learned sinks, whose logit needs the softmax.
 * Angles and other position arithmetic in at least float32, whatever the input dtype.
 * A method that uses ``embed`` uses no other hook: :class:`~posenc.model.TinyLM` adds
   such a table once, at the embeddings, and runs its blocks without position.
@@ -121,12 +136,14 @@ __all__ = [
     "get_position",
     "build_position",
     "check_position_options",
+    "call_score_bias",
     "check_score_bias",
+    "check_normalise",
     "check_value_term",
 ]
 
 #: The hooks, in the order attention calls them.
-HOOKS = ("embed", "rotate", "score_bias", "value_term")
+HOOKS = ("embed", "rotate", "score_bias", "normalise", "value_term")
 
 
 @dataclass(frozen=True)
@@ -149,7 +166,8 @@ class AttentionSpec:
 
 
 class PositionEncoding(nn.Module):
-    """Base class of every position method: four hooks that do nothing until overridden.
+    """Base class of every position method: five hooks that do nothing until overridden
+    (``normalise`` is the softmax until then).
 
     Subclasses take ``(spec: AttentionSpec, *, option=default, ...)`` in ``__init__``
     and override the hooks they use (see the module docstring for shapes).
@@ -173,8 +191,14 @@ class PositionEncoding(nn.Module):
         return q, k
 
     def score_bias(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor | None:
-        """A bias added to ``q k^T / sqrt(head_dim)``, broadcastable to ``[b, h, q, k]``."""
+        """A bias added to ``q k^T / sqrt(head_dim)``, broadcastable to ``[b, h, q, k]``.
+        An override may add a third parameter ``x``: it then gets the layer's input."""
         return None
+
+    def normalise(self, scores: torch.Tensor) -> torch.Tensor:
+        """The attention weights from the masked, scaled scores ``[b, h, q, k]``: the
+        softmax, which an override replaces (same shape and dtype)."""
+        return scores.softmax(dim=-1)
 
     def value_term(self, weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor | None:
         """A term added to ``weights @ v``: ``[batch, heads, seq_q, head_dim]``."""
@@ -184,6 +208,25 @@ class PositionEncoding(nn.Module):
     def hooks(cls) -> tuple[str, ...]:
         """The hooks this class overrides, in :data:`HOOKS` order."""
         return tuple(h for h in HOOKS if getattr(cls, h) is not getattr(PositionEncoding, h))
+
+    @classmethod
+    def bias_reads_input(cls) -> bool:
+        """Whether this class's ``score_bias`` takes the layer's input: a parameter
+        named ``x`` (FoX computes its forget gates from it)."""
+        return "x" in inspect.signature(cls.score_bias).parameters
+
+
+def call_score_bias(encoding: PositionEncoding, q: torch.Tensor, k: torch.Tensor,
+                    x: torch.Tensor | None) -> torch.Tensor | None:
+    """``encoding.score_bias(q, k)``, with ``x=x`` (the layer's input ``[batch, seq,
+    d_model]``) for a method that declares it: the one place the hook is called from
+    (attention, the registration check, the measured cost)."""
+    if encoding.bias_reads_input():
+        if x is None:
+            raise ValueError(f"{type(encoding).__name__}.score_bias reads the layer's input "
+                             "x, and none was given")
+        return encoding.score_bias(q, k, x=x)
+    return encoding.score_bias(q, k)
 
 
 class NoPosition(PositionEncoding):
@@ -479,6 +522,16 @@ def check_score_bias(name: str, bias, q: torch.Tensor, k: torch.Tensor) -> None:
                   "return a bias broadcastable to [batch, heads, seq_q, seq_k], e.g. [heads, q, k]")
 
 
+def check_normalise(name: str, weights, scores: torch.Tensor) -> None:
+    """The run-time check of a ``normalise`` (shape and dtype: exactly the scores')."""
+    fix = "return weights of the scores' shape and dtype, [batch, heads, seq_q, seq_k]"
+    _check_tensor(name, "normalise", weights, scores.shape, scores.dtype,
+                  "the scores' shape", fix)
+    if tuple(weights.shape) != tuple(scores.shape):
+        _refuse(name, "normalise", f"returned shape {tuple(weights.shape)}, not the scores' "
+                f"{tuple(scores.shape)}", fix)
+
+
 def check_value_term(name: str, term, weights: torch.Tensor, v: torch.Tensor) -> None:
     """The run-time check of a ``value_term`` (shape and dtype)."""
     if term is None:
@@ -543,7 +596,12 @@ def _check_method(name: str, module: type[PositionEncoding], factory: Callable) 
                     _refuse(name, "rotate", f"returned {label} of shape {tuple(after.shape)}, "
                             f"not {tuple(before.shape)} (features dropped?)", fix)
         if "score_bias" in hooks:
-            check_score_bias(name, encoding.score_bias(q, k), q, k)
+            x = torch.randn(b, n, spec.d_model, generator=gen)
+            check_score_bias(name, call_score_bias(encoding, q, k, x), q, k)
+        if "normalise" in hooks:
+            causal = torch.ones(n, n, dtype=torch.bool).tril()
+            scores = torch.randn(b, h, n, n, generator=gen).masked_fill(~causal, float("-inf"))
+            check_normalise(name, encoding.normalise(scores), scores)
         if "value_term" in hooks:
             weights = torch.randn(b, h, n, n, generator=gen).softmax(-1)
             check_value_term(name, encoding.value_term(weights, v), weights, v)
