@@ -48,8 +48,8 @@ class KVCache:
 
     ``values_per_token``: per layer, the numbers cached per token (keys and values
     together); ``kept``: per layer, the most tokens it keeps (its window or chunk minus
-    one), ``None`` for all; ``layout``: ``"gqa"`` (keys and values per KV head) or ``"mla"`` (DeepSeek's
-    latent plus rotary key).
+    one), ``None`` for all; ``layout``: ``"gqa"`` (keys and values per KV head) or
+    ``"mla"`` (DeepSeek's latent plus rotary key).
     """
 
     values_per_token: tuple[int, ...]

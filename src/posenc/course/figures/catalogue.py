@@ -16,8 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from ...configs import bundled_names
 from . import (
     absolute,
+    configs,
     learned_biases,
     local_global,
     relative,
@@ -78,6 +80,7 @@ class SliderFigure:
 
 
 _BASES = log_steps(10, 1e6, per_decade=2)
+_MODELS = list(bundled_names())
 
 #: The slider figures, by key, in the order of the book.
 SLIDERS: dict[str, SliderFigure] = {
@@ -189,4 +192,17 @@ SLIDERS: dict[str, SliderFigure] = {
     "sink_mass": SliderFigure(
         "14_local_global", local_global.draw_sink_mass, {"step": [0, 50, 100, 200]},
         "Sink mass during training", initial={"step": 200}, height=3.0, data=("stats",)),
+    "model_layers": SliderFigure(
+        "15_reading_configs", configs.draw_model_layers, {"model": _MODELS},
+        "Model's layers and pairs", initial={"model": "llama-3.1-8b"}, height=4.2),
+    "target_length": SliderFigure(
+        "15_reading_configs", configs.draw_target_length,
+        {"model": _MODELS, "target": [4096, 32768, 131072, 262144, 1048576]},
+        "Model at a target length", initial={"model": "llama-3.1-8b", "target": 131072},
+        labels={"target": "target length T"}, height=4.0),
+    "partial_rotary": SliderFigure(
+        "15_reading_configs", configs.draw_partial_rotary,
+        {"fraction": [0.25, 0.5, 0.75, 1.0]},
+        "Two meanings of partial_rotary_factor", initial={"fraction": 0.25},
+        labels={"fraction": "partial_rotary_factor"}, height=3.0),
 }

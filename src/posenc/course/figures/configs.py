@@ -100,7 +100,8 @@ def draw_model_layers(fig, model: str):
     if first is not None:
         spec = first.rope
         scaling = (f"{spec.rope_type} ×{spec.factor:g}" if spec.factor else spec.rope_type)
-        fig.suptitle(f"{model}: {scaling}, base {spec.theta:g}, L0 {trained_length(positions, first):,}"
+        length0 = trained_length(positions, first)
+        fig.suptitle(f"{model}: {scaling}, base {spec.theta:g}, L0 {length0:,}"
                      f"\nKV cache {per_token:,.1f} KiB per token at {length:,} (bf16)",
                      fontsize=9, y=1.06)
     for style, (kind, layer) in zip(_GROUP_STYLES, groups.items(), strict=False):

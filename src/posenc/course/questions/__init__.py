@@ -26,10 +26,12 @@ from ..._validation import check_choice
 from . import (
     alibi,
     extrapolation,
+    inference,
     learned,
     learned_biases,
     local_global,
     long_context,
+    reading_configs,
     relative,
     rope,
     rope_2d_3d,
@@ -47,7 +49,8 @@ __all__ = ["ID", "MODULES", "CHAPTERS", "questions", "question", "question_ids",
 #: Chapter (notebook name without .ipynb) -> the module of its questions, in the book's order.
 MODULES = {module.CHAPTER: module for module in (
     why_order, sinusoidal, learned, rope, rope_scaling, alibi, relative, side_by_side,
-    extrapolation, rope_today, rope_2d_3d, learned_biases, long_context, local_global)}
+    extrapolation, rope_today, rope_2d_3d, learned_biases, long_context, local_global,
+    reading_configs, inference)}
 
 #: Chapter (notebook name without .ipynb) -> its question builder.
 CHAPTERS = {chapter: module.questions for chapter, module in MODULES.items()}
