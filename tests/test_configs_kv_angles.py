@@ -192,3 +192,41 @@ def test_angles_refuse_a_layer_without_rotation():
         unscaled_frequencies("layer 3")
     with pytest.raises(ValueError, match="target"):
         angle_ratio(model, model.layers[0], 0)
+
+
+def test_a_misspelled_key_makes_hugging_face_fall_back_and_posenc_refuse():
+    """Chapter 15's claim: with ``orig_max_position_embeddings`` for
+    ``original_max_position_embeddings``, transformers only warns and takes L0 from
+    max_position_embeddings (131,072), so Llama 3.1's frequencies change; read_config
+    refuses the key, naming it."""
+    pytest.importorskip("torch")
+    hf = pytest.importorskip("transformers")
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    config = load_bundled("llama-3.1-8b")
+    scaling = {k: v for k, v in config["rope_scaling"].items()
+               if k != "original_max_position_embeddings"}
+    scaling["orig_max_position_embeddings"] = 8192
+    fields = {k: v for k, v in config.items() if not k.startswith("_")}
+    hf_cfg = hf.LlamaConfig(**{**fields, "rope_scaling": scaling})
+    hf_freqs = LlamaRotaryEmbedding(config=hf_cfg).inv_freq.double().numpy()
+    fallback = {**config, "rope_scaling": {**config["rope_scaling"],
+                                           "original_max_position_embeddings": 131072}}
+    expected = read_config(fallback).layers[0].frequencies
+    trained = read_config(config).layers[0].frequencies
+    assert np.allclose(hf_freqs, expected, rtol=1e-6)
+    assert np.sum(~np.isclose(hf_freqs, trained, rtol=1e-6)) == 20
+    with pytest.raises(ValueError, match="orig_max_position_embeddings"):
+        read_config({**config, "rope_scaling": scaling})
+
+
+def test_every_bundled_model_has_its_source_and_date_on_the_references_page():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "book" / "references.md").read_text()
+    section = page[page.index("## Model configurations read in chapter 15"):]
+    for name in NAMES:
+        config = load_bundled(name)
+        entry = next(e for e in section.split("\n- ") if e.startswith(f"`{name}`"))
+        assert config["_source"].removesuffix("/config.json") in entry, name
+        assert config["_date"] in entry and config["_found_in"] in " ".join(entry.split()), name
