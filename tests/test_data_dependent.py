@@ -616,3 +616,16 @@ def test_path_refuses_bad_input():
         householder(w, np.ones(3))
     with pytest.raises(ValueError, match="q, k and w must have one shape"):
         path_logits(np.zeros((2, 3)), np.zeros((2, 3)), w, np.ones(2))
+
+
+def test_the_numpy_formulas_never_import_torch():
+    """posenc.data_dependent is the numpy definition the torch methods are tested against."""
+    import ast
+    from pathlib import Path
+
+    import posenc.data_dependent as module
+
+    tree = ast.parse(Path(module.__file__).read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported == {"numpy", "__future__"}

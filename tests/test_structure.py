@@ -240,21 +240,21 @@ def test_a_built_in_method_touches_exactly_the_files_the_readme_lists(tmp_path):
     nn = copy / "posenc" / "nn"
     (nn / "toy.py").write_text(TOY)
     init = (nn / "__init__.py").read_text()
-    anchor = "from .cope import CoPEBias\n"
-    assert anchor in init
+    anchor = "from .attention import MultiHeadSelfAttention\n"  # after the last method's line
+    assert init.count(anchor) == 1
     line = "from .toy import ToyBias  # noqa: F401\n"
-    (nn / "__init__.py").write_text(init.replace(anchor, anchor + line))
+    (nn / "__init__.py").write_text(init.replace(anchor, line + anchor))
     catalogue = copy / "posenc" / "catalogue.py"
     text = catalogue.read_text()
-    anchor = "cost=_cope_cost, in_comparison=False),\n)\n"
+    anchor = "),\n)\n\n#: The built-in methods' names"  # the end of BUILT_IN, after its last row
     assert text.count(anchor) == 1
     row = '    MethodFacts("toy", label="toy bias", color="#123456", in_comparison=False),\n'
-    catalogue.write_text(text.replace(anchor, anchor[:-2] + row + ")\n"))
+    catalogue.write_text(text.replace(anchor, "),\n" + row + anchor[3:]))
     config = copy / "posenc" / "experiments" / "extrapolation" / "config.py"
     text = config.read_text()
-    anchor = '"fire", "cope")'
-    assert text.count(anchor) == 1
-    config.write_text(text.replace(anchor, '"fire", "cope", "toy")'))
+    listed = re.search(r"ALL_ENCODINGS = \([^)]*\)", text)  # the whole tuple, whatever is last
+    assert listed
+    config.write_text(text.replace(listed[0], listed[0][:-1] + ', "toy")'))
     code = """
 import torch
 from posenc.nn import POSITIONS, MultiHeadSelfAttention
