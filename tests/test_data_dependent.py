@@ -6,7 +6,9 @@ orthogonal and its products telescope); the torch methods "fox" and "stick_break
 the numpy formulas in float64 and the authors' attention end to end; and the two hooks they
 need (a score_bias that reads the layer's input, a normalise that replaces the softmax)."""
 
+import ast
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -620,9 +622,6 @@ def test_path_refuses_bad_input():
 
 def test_the_numpy_formulas_never_import_torch():
     """posenc.data_dependent is the numpy definition the torch methods are tested against."""
-    import ast
-    from pathlib import Path
-
     import posenc.data_dependent as module
 
     tree = ast.parse(Path(module.__file__).read_text())
