@@ -225,7 +225,8 @@ def committed():
 def test_committed_results_come_from_the_current_default_config(committed):
     """If this fails, the defaults changed: rerun the full experiment (see the chapter)."""
     full = PRESETS["text"]
-    # written before options were per method: its base and t5_* fields read as options
+    # written before options were per method, migrated once: its base and t5_* fields are
+    # options now
     assert ExtrapolationConfig.from_dict(committed["config"]) == full
     assert committed["config_hash"] == config_hash(full)
     assert list(committed["variants"]) == list(full.variants)

@@ -18,6 +18,7 @@ from posenc.experiments.extrapolation import (
     FINETUNE_SCALINGS,
     NOT_FOR_TEXT,
     PRESETS,
+    SCHEMA,
     ExtrapolationConfig,
     VariantKey,
     config_hash,
@@ -82,6 +83,7 @@ def test_the_command_line_runs_every_method_end_to_end(tiny):
     assert results["config_hash"] == config_hash(config)
     assert list(results["variants"]) == list(config.variants)
     assert results["seeds"] == [0, 1] and results["runtime"]["jobs"] == 2
+    assert results["schema"] == SCHEMA  # a file written now needs no migration
     assert [v for v in results["variants"] if v.endswith("_layers")] == [
         f"{p}_layers" for p in PATTERNS]
     for name, entry in results["variants"].items():
@@ -225,7 +227,7 @@ def test_committed_results_match_their_presets(preset):
     """If this fails, a preset changed: rerun it with the command in --help."""
     results = load_results(f"{preset}.json")
     config = PRESETS[preset]
-    assert ExtrapolationConfig.from_dict(results["config"]) == config  # old fields read
+    assert ExtrapolationConfig.from_dict(results["config"]) == config  # migrated layout
     assert results["config_hash"] == config_hash(config)
     assert list(results["variants"]) == list(config.variants)
     assert results["eval_lengths"] == list(config.eval_lengths)

@@ -1,8 +1,9 @@
 """Options per method in the experiment: no method's settings are config fields, and the
 runner names no method (what a method needs beyond training comes from the registry);
-results written with the old fields still read, with their numbers and their hash."""
+results written with the old fields read through the migration, with their numbers."""
 
 import ast
+import gzip
 import json
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from posenc.experiments import extrapolation
 from posenc.experiments.extrapolation import (
     EXPERIMENT_METHODS,
     PRESETS,
+    SCHEMA,
     ExperimentMethod,
     ExtrapolationConfig,
     Variant,
@@ -23,6 +25,7 @@ from posenc.experiments.extrapolation import (
     config_hash,
     derived_variants,
     experiment_method,
+    migrate,
     register_experiment_method,
     run_experiment,
     t5_bias_by_distance,
@@ -42,6 +45,13 @@ from posenc.nn import (
 
 COMMITTED = sorted(Path(RESULTS_DIR).glob("*.json"))
 OLD_FIELDS = ("base", "t5_num_buckets", "t5_max_distance", "t5_bias_lr_scale")
+#: The committed files as they were before their one-time migration to schema 2.
+BEFORE_MIGRATION = Path(__file__).parent / "data" / "results_v1"
+
+
+def before_migration(name: str) -> dict:
+    """The committed results file ``name`` as written before the migration (schema 1)."""
+    return json.loads(gzip.decompress((BEFORE_MIGRATION / f"{name}.gz").read_bytes()))
 
 
 def test_the_config_has_no_field_of_one_method():
@@ -51,12 +61,16 @@ def test_the_config_has_no_field_of_one_method():
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
 def test_every_committed_results_file_reads_with_its_recorded_hash(path):
-    """Written with the old fields (``base``, ``t5_*``): read as options, same hash, same
-    variants, and the options a model was trained with are the old fields' values. Written
-    with options per method (the runs of the positional task): read back as written."""
+    """Migrated once to the current schema: stored in it (nothing left to migrate at load),
+    its config in the current layout with the hash of that layout, same variants. Written
+    with the old fields (``base``, ``t5_*``): the options a model was trained with are the
+    old fields' values. Written with options per method (the runs of the positional task):
+    read back as written."""
     results = load_results(str(path))
-    old = results["config"]
-    config = ExtrapolationConfig.from_dict(old)
+    assert json.loads(path.read_text())["schema"] == results.schema == SCHEMA
+    old = before_migration(path.name)["config"]
+    config = ExtrapolationConfig.from_dict(results["config"])
+    assert config.to_dict() == results["config"] and config == results.config
     assert config_hash(config) == results["config_hash"]
     assert list(config.variants) == list(results["variants"])
     if not set(OLD_FIELDS) & set(old):  # written after options became per method
@@ -82,15 +96,21 @@ def test_every_committed_results_file_reads_with_its_recorded_hash(path):
 def test_old_fields_become_options_of_the_methods_that_took_them():
     old = {**PRESETS["text"].replace(options={}).to_dict(), "base": 500.0,
            "t5_num_buckets": 16, "t5_max_distance": 64, "t5_bias_lr_scale": 3.0}
-    config = ExtrapolationConfig.from_dict(old)
+    with pytest.raises(TypeError, match="base, t5_bias_lr_scale.*migrate"):
+        ExtrapolationConfig.from_dict(old)  # an old layout is the migration's to read
+
+    def from_dict(config):
+        return ExtrapolationConfig.from_dict(migrate({"config": config, "variants": {}})["config"])
+
+    config = from_dict(old)
     assert config.method_options("t5") == {**POSITIONS["t5"].options, "num_buckets": 16,
                                            "max_distance": 64, "bias_lr_scale": 3.0}
     assert config.method_options("rope")["base"] == 500.0  # every method that takes a base
     assert config.method_options("sinusoidal")["base"] == 500.0
     assert "base" not in config.method_options("alibi")
     # a value equal to the method's default is no option (the config equals the one written)
-    same = ExtrapolationConfig.from_dict({**old, "base": 10000.0, "t5_num_buckets": 32,
-                                          "t5_max_distance": 128, "t5_bias_lr_scale": 1.0})
+    same = from_dict({**old, "base": 10000.0, "t5_num_buckets": 32, "t5_max_distance": 128,
+                      "t5_bias_lr_scale": 1.0})
     assert same.options == ()
 
 

@@ -13,6 +13,7 @@ import html
 import numpy as np
 
 from ...experiments.extrapolation.config import task_key
+from ...experiments.extrapolation.results import Numbers
 from ...experiments.extrapolation.variants import VariantKey
 from .extrapolation import variant_color, variant_linestyle
 from .style import DIVERGING
@@ -37,16 +38,9 @@ def _is_accuracy(key: str) -> bool:
 def metric(results: dict, variant: str, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(mean, low, high)`` of ``key`` ("loss", "retrieval_accuracy" (content) or
     "positional_accuracy") per evaluation
-    length, each float ``[lengths]`` (NaN where not defined); low = high = mean for one seed."""
-    entry = results["variants"][variant]
-
-    def values(name):
-        return np.array([np.nan if v is None else v for v in entry[name]], dtype=np.float64)
-
-    mean = values(key)
-    if f"{key}_min" not in entry:
-        return mean, mean.copy(), mean.copy()
-    return mean, values(f"{key}_min"), values(f"{key}_max")
+    length, each float ``[lengths]`` (NaN where not defined); low = high = mean for one seed
+    (the variant's :class:`~posenc.experiments.extrapolation.Numbers`)."""
+    return Numbers.of(results["variants"][variant], key).arrays()
 
 
 def mean_at(results: dict, variant: str, key: str, length_index: int) -> float:

@@ -5,13 +5,15 @@ relative to the notebook, so a chapter downloaded on its own (with ``posenc``
 installed) finds its data wherever it runs.
 
 Each file is written by ``python -m posenc.experiments.extrapolation --output ...``
-and holds its configuration and the corpus hashes beside the numbers.
+and holds its schema version, its configuration and the corpus hashes beside the
+numbers (:mod:`posenc.experiments.extrapolation.results`).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from ...experiments.extrapolation.results import Results, read_results
 
 RESULTS_DIR = Path(__file__).resolve().parent
 
@@ -28,13 +30,12 @@ def results_path(name: str) -> Path:
     return path
 
 
-def load_results(name) -> dict:
-    """The parsed JSON of a results file: a committed one by ``name``
-    (``"main.json"``), or any file by its path (a ``Path``, or a string holding a
-    directory separator), e.g. one your own run wrote."""
+def load_results(name) -> Results:
+    """A results file as typed records (:class:`~posenc.experiments.extrapolation.Results`,
+    which also reads as its JSON: ``results["variants"]["rope"]["loss"]``), read through
+    the migration of older files (:func:`~posenc.experiments.extrapolation.migrate`): a
+    committed one by ``name`` (``"main.json"``), or any file by its path (a ``Path``, or a
+    string holding a directory separator), e.g. one your own run wrote."""
     if isinstance(name, Path) or (isinstance(name, str) and ("/" in name or "\\" in name)):
-        path = Path(name)
-        if not path.is_file():
-            raise ValueError(f"no results file at {str(path)!r}")
-        return json.loads(path.read_text())
-    return json.loads(results_path(name).read_text())
+        return read_results(name)
+    return read_results(results_path(name))

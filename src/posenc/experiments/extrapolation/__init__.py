@@ -20,9 +20,10 @@ Its parts, one job each: :mod:`.methods` (the protocol per method, beside the re
 of :mod:`posenc.nn`), :mod:`.variants` (what the results call a variant, as a value),
 :mod:`.config` (what decides the numbers), :mod:`.training`,
 :mod:`.evaluation`, :mod:`.finetuning`, :mod:`.run` (every run in parallel and the
-results dict), :mod:`.analysis` (reading a results file) and :mod:`.cli` (the command
-line, run by ``__main__``). Run it (the full configuration
-takes minutes; see the chapter for timings)::
+results dict), :mod:`.results` (the results file's typed records, its schema version and
+the migration of older files), :mod:`.analysis` (reading a results file) and :mod:`.cli`
+(the command line, run by ``__main__``). Run it (the full configuration takes minutes;
+see the chapter for timings)::
 
     python -m posenc.experiments.extrapolation \
         --output src/posenc/course/results/extrapolation_results.json
@@ -33,17 +34,29 @@ The figures of the results are in :mod:`posenc.course.figures.extrapolation`.
 """
 
 from ...compare import PUBLISHED_WIKITEXT103
-from . import analysis, config, evaluation, finetuning, methods, run, training, variants
+from . import (
+    analysis,
+    config,
+    evaluation,
+    finetuning,
+    methods,
+    results,
+    run,
+    training,
+    variants,
+)
 from .analysis import *  # noqa: F403
 from .cli import main
 from .config import *  # noqa: F403 (the public names of each part, listed in its __all__)
 from .evaluation import *  # noqa: F403
 from .finetuning import *  # noqa: F403
 from .methods import *  # noqa: F403
+from .results import *  # noqa: F403
 from .run import *  # noqa: F403
 from .training import *  # noqa: F403
 from .variants import *  # noqa: F403
 
 __all__ = [*methods.__all__, *variants.__all__, *config.__all__, *training.__all__,
-           *evaluation.__all__, *finetuning.__all__, *run.__all__, *analysis.__all__,
+           *evaluation.__all__, *finetuning.__all__, *run.__all__, *results.__all__,
+           *analysis.__all__,
            "PUBLISHED_WIKITEXT103", "main"]

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..._validation import check_int
 from ...relative import t5_relative_bucket
-from .config import ExtrapolationConfig
+from .results import Results
 from .variants import VariantKey
 
 __all__ = ["binned_mean", "t5_bias_by_distance"]
@@ -35,10 +35,11 @@ def t5_bias_by_distance(results: dict, variant: str = "t5", max_distance: int | 
     Returns ``(distances, bias)`` with ``distances`` ``[0 .. max_distance]`` (default: the
     longest evaluation length minus one) and ``bias`` ``[num_heads, len(distances)]``,
     looked up through :func:`posenc.relative.t5_relative_bucket` (causal buckets) with
-    the options the model was trained with (read from the results' config, old layout
-    included).
+    the options the model was trained with (read from the results' config, an older
+    file's through :func:`.results.migrate`).
     """
-    config = ExtrapolationConfig.from_dict(results["config"])
+    results = Results.from_dict(results)
+    config = results.config
     options = config.method_options(VariantKey.parse(variant).source)
     table = np.asarray(results["variants"][variant]["t5_bias"])  # [buckets, heads]
     max_distance = results["eval_lengths"][-1] - 1 if max_distance is None else max_distance

@@ -1,4 +1,6 @@
-"""The command line: ``python -m posenc.experiments.extrapolation [--preset main] ...``."""
+"""The command line: ``python -m posenc.experiments.extrapolation [--preset main] ...``,
+and ``python -m posenc.experiments.extrapolation migrate FILE...``, which rewrites results
+files of an older schema in the current one (:func:`.results.rewrite_results`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from ...catalogue import METHOD_ORDER
 from ...nn import POSITIONS
 from .config import PRESETS, ExtrapolationConfig
 from .methods import experiment_method
+from .results import rewrite_results
 from .run import format_summary, import_registration, run_experiment
 
 #: What ``--help`` says about the presets (timings: benchmarks/README.md).
@@ -34,7 +37,9 @@ PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --pres
 The committed results: src/posenc/course/results/<preset>.json, made with
   python -m posenc.experiments.extrapolation --preset NAME --jobs 2 \\
       --output src/posenc/course/results/NAME.json
-(chapter 9's text run is extrapolation_results.json)."""
+(chapter 9's text run is extrapolation_results.json). Files of an older schema:
+  python -m posenc.experiments.extrapolation migrate FILE...
+rewrites them in the current one (numbers unchanged)."""
 
 __all__ = ["main", "config_from_command_line"]
 
@@ -145,6 +150,11 @@ def config_from_command_line(argv) -> ExtrapolationConfig:
 
 def main(argv=None) -> dict:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["migrate"]:
+        if len(argv) == 1:
+            raise SystemExit("migrate: name the results files to rewrite")
+        rewrite_results(argv[1:])
+        return {}
     args = _parse_args(argv)
     for module in args.register:
         import_registration(module)  # registers its position methods

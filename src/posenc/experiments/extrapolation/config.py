@@ -29,6 +29,7 @@ __all__ = [
     "ExtrapolationConfig",
     "PRESETS",
     "config_hash",
+    "hash_config_dict",
     "task_key",
 ]
 
@@ -95,8 +96,8 @@ class ExtrapolationConfig:
     these four off.
 
     Results written before options were per method had fields ``base``,
-    ``t5_num_buckets``, ``t5_max_distance`` and ``t5_bias_lr_scale``: :meth:`from_dict`
-    reads them as options, and :func:`config_hash` keeps their layout.
+    ``t5_num_buckets``, ``t5_max_distance`` and ``t5_bias_lr_scale``: the results' migration
+    (:func:`.results.migrate`, schema 1 to 2) turned them into options.
     """
 
     encodings: tuple[str, ...] = ENCODINGS
@@ -136,7 +137,7 @@ class ExtrapolationConfig:
 
     def __post_init__(self):
         object.__setattr__(self, "encodings", tuple(self.encodings))
-        object.__setattr__(self, "options", _method_options(self.options))
+        object.__setattr__(self, "options", _method_options(self.options, self.train_length))
         for name in ("eval_multipliers", "nope_encodings", "finetune_scalings",
                      "retrieval_tasks", "patterns", "retrieval_batch_sizes"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
@@ -311,24 +312,14 @@ class ExtrapolationConfig:
 
     @classmethod
     def from_dict(cls, values: dict) -> ExtrapolationConfig:
-        """The config of :meth:`to_dict`'s dict, or of one written before options were per
-        method (its ``base`` and ``t5_*`` fields become options; values equal to the
-        method's default are left out, so the config equals the one that wrote it)."""
+        """The config of :meth:`to_dict`'s dict (a results file's ``config``, once
+        :func:`.results.migrate` has brought an older file to the current layout)."""
         values = dict(values)
-        options = {name: dict(opts) for name, opts in dict(values.pop("options", {})).items()}
-        if "base" in values:  # once given to every method that takes a base
-            base = values.pop("base")
-            for encoding in values.get("encodings", ENCODINGS):
-                default = POSITIONS[encoding].options.get("base") if encoding in POSITIONS else None
-                if default is not None and float(default) != float(base):
-                    options.setdefault(encoding, {}).setdefault("base", base)
-        for old, (method, option) in _OLD_FIELDS.items():
-            if old in values:
-                value = values.pop(old)
-                if value != get_position(method).options[option]:
-                    options.setdefault(method, {}).setdefault(option, value)
-        if options:
-            values["options"] = options
+        unknown = sorted(set(values) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise TypeError(f"config has no field(s) {', '.join(unknown)}: a results file of "
+                            "an older schema is read through posenc.experiments.extrapolation."
+                            "migrate (or read_results / load_results, which call it)")
         return cls(**values)
 
     def replace(self, **changes) -> ExtrapolationConfig:
@@ -336,38 +327,23 @@ class ExtrapolationConfig:
         return dataclasses.replace(self, **changes)
 
 
-#: Fields of the configuration from before options were per method -> (method, option).
-_OLD_FIELDS = {"t5_num_buckets": ("t5", "num_buckets"), "t5_max_distance": ("t5", "max_distance"),
-               "t5_bias_lr_scale": ("t5", "bias_lr_scale")}
-#: The old ``base`` field: every committed result had it, at every method's default.
-_OLD_BASE = 10000.0
+def _int_for_float(value, default) -> bool:
+    """Whether ``value`` is an integer (not a bool) given where the default is a float."""
+    return (isinstance(default, float) and isinstance(value, int)
+            and not isinstance(value, bool))
 
 
-def _hash_layout(config: ExtrapolationConfig) -> dict:
-    """:meth:`ExtrapolationConfig.to_dict` in the layout of the configs written before
-    options were per method: T5's three options as the ``t5_*`` fields (its defaults when
-    not given) and ``base``, so a config and its results file keep one hash."""
-    values = config.to_dict()
-    for field, default in (("retrieval_tasks", ["content"]), ("patterns", []),
-                           ("retrieval_batch_sizes", [])):
-        if values[field] == default:  # fields that came later: left out at their default
-            del values[field]
-    options = {name: dict(opts) for name, opts in values.pop("options", {}).items()}
-    values["base"] = _OLD_BASE
-    for old, (method, option) in _OLD_FIELDS.items():
-        default = get_position(method).options[option]
-        values[old] = type(default)(options.get(method, {}).pop(option, default))
-    options = {name: opts for name, opts in options.items() if opts}
-    if options:
-        values["options"] = options
-    return values
-
-
-def _method_options(options) -> tuple:
+def _method_options(options, train_length) -> tuple:
     """``{method: {option: value}}`` (or its pairs) as sorted, hashable pairs, each option
     checked to be one of the method's constructor keywords
     (:func:`posenc.nn.check_position_options`, the check every way of giving options
-    shares). An option is the method's whatever its name (``window`` too)."""
+    shares). An option is the method's whatever its name (``window`` too).
+
+    One configuration, one spelling, so that equal configs compare, write and hash the
+    same: an integer given for an option whose default is a float is that float
+    (``--options t5:bias_lr_scale=10`` is ``10.0``), and an option equal to the value the
+    method gets without it (its default; ``train_length`` for ``max_positions``, which
+    :meth:`ExtrapolationConfig.model_config` fills in) is left out."""
     try:
         pairs = dict(options)
     except (TypeError, ValueError):
@@ -376,7 +352,15 @@ def _method_options(options) -> tuple:
     normal = []
     for name, opts in sorted(pairs.items()):
         opts = check_position_options(name, dict(opts))
-        normal.append((name, tuple(sorted(opts.items()))))
+        defaults = dict(get_position(name).options)
+        if "max_positions" in defaults:
+            defaults["max_positions"] = train_length
+        opts = {key: float(value) if _int_for_float(value, defaults[key]) else value
+                for key, value in opts.items()}
+        opts = {key: value for key, value in opts.items()
+                if not (type(value) is type(defaults[key]) and value == defaults[key])}
+        if opts:
+            normal.append((name, tuple(sorted(opts.items()))))
     return tuple(normal)
 
 
@@ -457,9 +441,12 @@ PRESETS = {
 }
 
 
+def hash_config_dict(values: dict) -> str:
+    """SHA-256 of a config dict's canonical JSON (sorted keys)."""
+    return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
+
+
 def config_hash(config: ExtrapolationConfig) -> str:
-    """SHA-256 of the config's canonical JSON (in the layout of the fields from before
-    options were per method, so committed results keep their hash): equal hashes, equal
-    configurations."""
-    text = json.dumps(_hash_layout(config), sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
+    """SHA-256 of the config's :meth:`~ExtrapolationConfig.to_dict` as canonical JSON:
+    equal hashes, equal configurations (a results file stores it as ``config_hash``)."""
+    return hash_config_dict(config.to_dict())

@@ -32,6 +32,7 @@ from .config import PRESETS, ExtrapolationConfig, config_hash, task_key
 from .evaluation import _evaluate
 from .finetuning import finetune_rope
 from .methods import experiment_method
+from .results import SCHEMA
 from .training import _progress, train_model
 from .variants import VariantKey
 
@@ -247,7 +248,8 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
                    progress: bool = True, corpus=None, jobs: int = 1,
                    register: tuple[str, ...] = (), command: list[str] | None = None) -> dict:
     """Train every encoding in ``config`` (every seed) and evaluate every variant; return
-    the results.
+    the results (a results dict of :data:`.results.SCHEMA`; :func:`.results.read_results`
+    reads its file as typed records).
 
     ``threads`` sets ``torch.set_num_threads`` (``None`` leaves it). ``jobs`` > 1 runs
     that many training runs at once in worker processes (one thread each; ``register``
@@ -300,6 +302,7 @@ def run_experiment(config: ExtrapolationConfig = PRESETS["text"], *, threads: in
     loads = [v for entries in outputs for e in entries.values()
              for v in e.get("history", {}).get("load_average", [])]
     results = {
+        "schema": SCHEMA,
         "experiment": "train short, test long (Press et al., 2022 protocol, scaled down)",
         "command": ("run_experiment (from Python)" if command is None
                     else shlex.join(command)),
