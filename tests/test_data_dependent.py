@@ -405,6 +405,8 @@ def test_stick_breaking_refuses_bad_logits():
         stick_breaking_weights(np.zeros(3))
     with pytest.raises(ValueError, match="n must be an integer >= 1"):
         stick_breaking_order(0)
+    with pytest.raises(TypeError, match="n must be an integer >= 1"):
+        stick_breaking_order(2.0)
 
 
 @pytest.mark.parametrize("causal", [True, False])
@@ -561,6 +563,20 @@ def test_path_logits_are_the_authors(seed, n, d):
     np.testing.assert_allclose(weights @ v, ref_o[0, :, 0].numpy(), rtol=1e-10, atol=1e-10)
 
 
+@given(SEEDS, st.integers(1, 8), st.integers(1, 4), st.floats(0, 2))
+def test_path_with_one_fixed_householder_is_relative(seed, n, d, beta):
+    """No data in w and beta: P[i, j] = H^(i-j) = I - (1 - (1 - beta)^(i-j)) w w^T (H scales
+    w by 1 - beta and leaves the rest), a function of i - j alone; with beta = 2 it only
+    flips w on every other token."""
+    w = _unit(np.random.default_rng(seed), d)
+    p = path_transforms(np.broadcast_to(w, (n, d)), np.full(n, beta))
+    for i in range(n):
+        for j in range(i + 1):
+            closed = np.eye(d) - (1 - (1 - beta) ** (i - j)) * np.outer(w, w)
+            np.testing.assert_allclose(p[i, j], closed, atol=1e-12)
+            np.testing.assert_allclose(p[i, j], p[i - j, 0], atol=1e-12)
+
+
 def test_path_with_no_householder_is_nope():
     rng = np.random.default_rng(0)
     q, k = rng.normal(size=(2, 6, 4))
@@ -627,4 +643,4 @@ def test_the_numpy_formulas_never_import_torch():
     tree = ast.parse(Path(module.__file__).read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported == {"numpy", "__future__"}
+    assert "numpy" in imported and not {m for m in imported if m.split(".")[0] == "torch"}

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import check_int
+
 __all__ = [
     "forgetting_attention_bias",
     "stick_breaking_weights",
@@ -86,8 +88,7 @@ def stick_breaking_order(n: int) -> tuple[np.ndarray, np.ndarray]:
     (``i, i-1, ..., 0``); the keys after the query matter only in a bidirectional layer,
     the course's extension.
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    n = check_int("n", n)
     i, j = np.arange(n)[:, None], np.arange(n)[None, :]
     distance = np.abs(i - j)
     key = 2 * distance - (j < i)  # i -> 0, i-d -> 2d-1, i+d -> 2d
@@ -164,7 +165,11 @@ def path_transforms(w, beta) -> np.ndarray:
     causal query never uses them). The order is the authors' decoding step, which turns
     every cached key by the new token's ``H_t`` before appending the new key
     (``rank_one_update`` in ``fla/layers/path_attn.py``). Telescopes:
-    ``P[i, j] = P[i, l] P[l, j]`` for ``j <= l <= i``.
+    ``P[i, j] = P[i, l] P[l, j]`` for ``j <= l <= i``. With one ``w`` and ``beta`` for every
+    token (no data in them) ``P[i, j] = I - (1 - (1 - beta)^(i-j)) w w^T`` depends on
+    ``i - j`` alone, a relative encoding; PaTH's point is that they come from the tokens.
+    A demonstration for small ``n`` and ``d``: ``n^2`` matrix products, no chunking (the
+    authors' kernels use the UT transform to stay at attention's cost).
     """
     w = _float_array("w", w, min_ndim=2)
     h = householder(w, beta)  # [..., n, d, d]
