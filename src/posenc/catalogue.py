@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._live import LiveTuple
 from .nn import POSITIONS
 from .nn.absolute import _absolute_cost
 from .nn.alibi import bias_cost
@@ -37,7 +38,6 @@ from .nn.fire import _fire_cost
 from .nn.fox import _fox_cost
 from .nn.kerple import _kerple_cost
 from .nn.partial_rope import _p_rope_cost, _partial_cost
-from .nn.positions import LiveNames
 from .nn.rotary import _rope_cost
 from .nn.shaw import _shaw_cost
 from .nn.stick_breaking import _stick_breaking_cost
@@ -253,17 +253,21 @@ def method_names() -> tuple[str, ...]:
                                                  names.index(name))))
 
 
-class MethodNames(LiveNames):
+class MethodNames(LiveTuple):
     """A live tuple of registered method names in the course's order (a method registered
-    later appears too): those ``select(name)`` keeps, stably sorted by ``order(name)``.
-    The sequence behaviour is :class:`posenc.nn.positions.LiveNames`; only the names and
-    their order differ (the course's, by name, instead of registration order, by method)."""
+    later appears too): those ``select(name)`` keeps, stably sorted by ``order(name)``
+    (:class:`posenc._live.LiveTuple`, the one live view;
+    :class:`posenc.nn.positions.LiveNames` is the same in the registry's order)."""
 
-    def _names(self) -> tuple[str, ...]:
-        names = [name for name in method_names() if self._select(name)]
-        if self._order is not None:
-            names.sort(key=self._order)  # stable: the course's order within a rank
-        return tuple(names)
+    def __init__(self, select: Callable[[str], bool] = lambda name: True,
+                 order: Callable[[str], int] | None = None):
+        def names():
+            chosen = [name for name in method_names() if select(name)]
+            if order is not None:
+                chosen.sort(key=order)  # stable: the course's order within a rank
+            return chosen
+
+        super().__init__(names)
 
 
 #: Every registered method, in the course's order (a live view).

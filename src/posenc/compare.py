@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from ._live import LiveMapping
 from ._validation import check_choice, check_even_int, check_int
 from .alibi import alibi_slopes
 from .catalogue import MethodNames, facts
@@ -79,30 +80,14 @@ METHODS = MethodNames(lambda name: _has_hooks(name) and facts(name).in_compariso
 ALL_METHODS = MethodNames(_has_hooks, order=_stage)
 
 
-class _Facts(Mapping):
-    """A read-only live view ``name -> value`` over :data:`METHODS`."""
-
-    def __init__(self, value):
-        self._value = value
-
-    def __getitem__(self, name):
-        if name not in METHODS:
-            raise KeyError(name)
-        return self._value(facts(name))
-
-    def __iter__(self):
-        return iter(METHODS)
-
-    def __len__(self) -> int:
-        return len(METHODS)
-
-
-#: How many copies of a method's parameters a full Transformer holds.
-PARAMETER_SCOPE = _Facts(lambda method: method.parameter_scope)
+#: How many copies of a method's parameters a full Transformer holds (a live view over
+#: :data:`METHODS`).
+PARAMETER_SCOPE = LiveMapping(METHODS, lambda name: facts(name).parameter_scope)
 
 #: What each method is and who uses it (the facts the comparison table cites).
-METHOD_FACTS = _Facts(lambda method: {"type": method.family, "where": method.where,
-                                      "models": method.models, "paper": method.paper})
+METHOD_FACTS = LiveMapping(METHODS, lambda name: {
+    "type": facts(name).family, "where": facts(name).where, "models": facts(name).models,
+    "paper": facts(name).paper})
 
 _HOOK_PLACES = {"embed": "token embeddings", "rotate": "queries and keys",
                 "score_bias": "attention scores", "normalise": "attention weights",

@@ -115,12 +115,14 @@ from __future__ import annotations
 
 import difflib
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import torch
 from torch import nn
+
+from .._live import LiveTuple
 
 __all__ = [
     "HOOKS",
@@ -607,38 +609,20 @@ def _check_method(name: str, module: type[PositionEncoding], factory: Callable) 
             check_value_term(name, encoding.value_term(weights, v), weights, v)
 
 
-class LiveNames(Sequence):
-    """A live tuple of registered names (a method registered later appears too)."""
+class LiveNames(LiveTuple):
+    """A live tuple of registered names (a method registered later appears too): the
+    methods ``select(method)`` keeps, in registration order, stably sorted by
+    ``order(method)`` when given (:class:`posenc._live.LiveTuple`, the one live view)."""
 
     def __init__(self, select: Callable[[PositionMethod], bool] = lambda m: True,
                  order: Callable[[PositionMethod], int] | None = None):
-        self._select, self._order = select, order
+        def names():
+            methods = [m for m in POSITIONS.values() if select(m)]
+            if order is not None:
+                methods.sort(key=order)  # stable: registration order within a rank
+            return (m.name for m in methods)
 
-    def _names(self) -> tuple[str, ...]:
-        methods = [m for m in POSITIONS.values() if self._select(m)]
-        if self._order is not None:
-            methods.sort(key=self._order)  # stable: registration order within a rank
-        return tuple(m.name for m in methods)
-
-    def __getitem__(self, index):
-        return self._names()[index]
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __contains__(self, name) -> bool:
-        return name in self._names()
-
-    def __eq__(self, other) -> bool:
-        return tuple(self) == tuple(other) if isinstance(other, Sequence) else NotImplemented
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        return repr(self._names())
+        super().__init__(names)
 
 
 #: Every registered name, in registration order (a live view of :data:`POSITIONS`).

@@ -19,11 +19,12 @@ smaller.
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
 
 import matplotlib as mpl
 import numpy as np
 from matplotlib.colors import LinearSegmentedColormap
+
+from ..._live import LiveMapping
 
 __all__ = ["COLORS", "METHOD_COLORS", "DIVERGING", "use_course_style", "figure_bytes", "tight_bbox",
            "FIGURE_WIDTH", "COLUMN_CSS_PX", "CSS_PX_PER_INCH", "DEVICE_PX_PER_CSS_PX",
@@ -34,28 +35,19 @@ __all__ = ["COLORS", "METHOD_COLORS", "DIVERGING", "use_course_style", "figure_b
 COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
           "#000000"]
 
-class _MethodColors(Mapping):
-    """Each registered position method's colour, as the course's catalogue gives it
-    (:func:`posenc.catalogue.facts`), in the catalogue's order (looked up when asked, so a
-    method registered later has its colour too)."""
+def _catalogue():
+    """:mod:`posenc.catalogue`, imported on first use: the style itself needs no torch."""
+    from ... import catalogue
 
-    def _colors(self) -> dict[str, str]:
-        from ...catalogue import facts, method_names  # on first use: the style needs no torch
-
-        return {name: facts(name).color for name in method_names()}
-
-    def __getitem__(self, name: str) -> str:
-        return self._colors()[name]
-
-    def __iter__(self):
-        return iter(self._colors())
-
-    def __len__(self) -> int:
-        return len(self._colors())
+    return catalogue
 
 
-#: One fixed colour per position method, so every chapter draws a method the same way.
-METHOD_COLORS = _MethodColors()
+#: One fixed colour per position method, so every chapter draws a method the same way: each
+#: registered method's colour as the course's catalogue gives it
+#: (:func:`posenc.catalogue.facts`), in the catalogue's order (a live view, so a method
+#: registered later has its colour too).
+METHOD_COLORS = LiveMapping(lambda: _catalogue().method_names(),
+                            lambda name: _catalogue().facts(name).color)
 
 #: Width (inches) of a figure that fills the text column.
 FIGURE_WIDTH = 6.88
