@@ -644,3 +644,20 @@ def test_the_numpy_formulas_never_import_torch():
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert "numpy" in imported and not {m for m in imported if m.split(".")[0] == "torch"}
+
+
+def test_the_course_places_both_methods_after_chapter_8():
+    """Catalogue rows: labels, not in chapter 8's tables; where each acts, read from its
+    hooks; FoX's one matrix product (the gate, 2 b L d_model h FLOPs) seen by the
+    measured cost as in the hand formula."""
+    from posenc.catalogue import facts
+    from posenc.compare import METHODS, applies_to, extra_attention_cost, measured_attention_cost
+
+    assert (facts("fox").label, facts("stick_breaking").label) == ("FoX", "stick-breaking")
+    assert "fox" not in METHODS and "stick_breaking" not in METHODS
+    assert applies_to("fox") == "attention scores"
+    assert applies_to("stick_breaking") == "attention weights"
+    sizes = dict(d_model=32, num_heads=4, seq_len=10, batch=3)
+    for name, flops in (("fox", 2 * 3 * 10 * 32 * 4), ("stick_breaking", 0)):
+        assert extra_attention_cost(name, **sizes)["matmul_flops"] == flops
+        assert measured_attention_cost(name, **sizes)["matmul_flops"] == flops
