@@ -101,7 +101,8 @@ def draw_model_layers(fig, model: str):
         spec = first.rope
         scaling = (f"{spec.rope_type} ×{spec.factor:g}" if spec.factor else spec.rope_type)
         length0 = trained_length(positions, first)
-        fig.suptitle(f"{model}: {scaling}, base {spec.theta:g}, L0 {length0:,}"
+        # the slider shows the model's name: the title says what it is set to
+        fig.suptitle(f"{scaling}, base {spec.theta:g}, L0 {length0:,}"
                      f"\nKV cache {per_token:,.1f} KiB per token at {length:,} (bf16)",
                      fontsize=9, y=1.06)
     for style, (kind, layer) in zip(_GROUP_STYLES, groups.items(), strict=False):
@@ -150,7 +151,7 @@ def draw_target_length(fig, model: str, target: int):
                 ax.axvspan(int(np.argmax(under)) - 0.5, pairs[-1] + 0.5, color="#f2d0c4",
                            alpha=0.6, lw=0, label="< 1 turn in training")
         ax.semilogy(pairs, ratio, ls=style, color=LAYER_KINDS[kind], lw=1.6,
-                    label=f"{kind}: {int(unseen.sum())} unseen")
+                    label=f"{kind}: {int(unseen.sum())} pairs unseen")
         if n == 0 and layer.rope.factor:
             regions = pair_regions(layer, target)
             for region, marker in _REGION_MARKERS.items():
@@ -161,7 +162,7 @@ def draw_target_length(fig, model: str, target: int):
     ax.axhline(1, color="#555555", lw=1.2, label="1 = largest angle in training")
     ax.set(xlabel="pair i  (fast → slow)", ylabel="angle at T ÷ angle at L0")
     ax.set_ylim(1e-3, 1e3)
-    ax.set_title(f"{model} at T = {target:,}: {unseen_total} pairs unseen"
+    ax.set_title(f"T = {target:,}: {unseen_total} pairs unseen"
                  f"\nKV cache {gib:,.2f} GiB per sequence, {per_token:,.1f} KiB per token "
                  "(bf16)", fontsize=9)
     if groups:

@@ -65,8 +65,8 @@ def questions() -> list[dict]:
            "Nothing: max_model_len sizes the engine's limit and cache, not the rotation",
            {"They are scaled by 4, like YaRN": "Only a rope_scaling block (or "
             "rope_parameters) changes the frequencies.",
-            "The engine switches to dynamic NTK": "No engine infers a scaling from the "
-            "length limit; the config decides."},
+            "The engine switches to dynamic NTK": "A limit is not a scaling: the "
+            "frequencies come from the config's rope fields or an override of them."},
            "The slow pairs then meet angles they never saw past 32,768 tokens.",
            understanding=True),
     ]
