@@ -111,7 +111,7 @@ def test_webp_frames_and_one_size_for_every_frame():
 def test_draft_frames_still_draw_every_combination_but_rasterise_one(monkeypatch):
     """POSENC_DRAFT_FRAMES=1 (nbval's setting): each combination is drawn, so one that
     raises still fails the cell; every frame shows the first picture, alt texts stay exact."""
-    from posenc.course.figures.sliders import DRAFT_ENV
+    from posenc.course.environment import DRAFT_ENV
 
     seen = []
 

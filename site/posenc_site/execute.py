@@ -39,9 +39,9 @@ CACHE = ROOT / "_build" / ".jupyter_cache"
 TIMES = ROOT / "_build" / "notebook-seconds.json"
 #: The same, as measured when it was committed: a fresh clone's first build orders by it.
 COMMITTED_TIMES = ROOT / "site" / "notebook-seconds.json"
-#: The texts the last execution could not translate (``posenc.course.i18n.MISSING_ENV``).
+#: The texts the last execution could not translate (``posenc.course.environment.MISSING_ENV``).
 MISSING = ROOT / "_build" / "i18n-missing.jsonl"
-#: Every text the last execution translated (``posenc.course.i18n.SEEN_ENV``).
+#: Every text the last execution translated (``posenc.course.environment.SEEN_ENV``).
 SEEN = ROOT / "_build" / "i18n-seen.jsonl"
 #: Seconds a cell may run (``execute.timeout`` in _config.yml).
 TIMEOUT = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"]
@@ -83,11 +83,10 @@ def execute(notebooks: list[Path], cache_path: Path = CACHE, jobs: int = 2,
     todo.sort(key=lambda r: -last.get(Path(r.uri).name, Path(r.uri).stat().st_size / 1e4))
     # each kernel gets one core's worth of threads: two kernels share the two cores
     os.environ["OMP_NUM_THREADS"] = "1"
-    from posenc.course.i18n import BUILD_ENV, LANGUAGES, MISSING_ENV, SEEN_ENV
+    from posenc.course.environment import build_environment
 
-    os.environ[BUILD_ENV] = ",".join(LANGUAGES)  # every output in both languages
-    os.environ[MISSING_ENV] = str(MISSING)
-    os.environ[SEEN_ENV] = str(SEEN)
+    # every output in both languages, the texts translated and not recorded
+    os.environ.update(build_environment(MISSING, SEEN))
     failed = []
     if not todo:
         return failed

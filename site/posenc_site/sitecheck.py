@@ -14,15 +14,16 @@ import contextlib
 import functools
 import gzip
 import http.server
-import os
 import shutil
 import threading
 from pathlib import Path
 
+from posenc.course.environment import site_dir
+
 from .pages import EDITIONS as SITE_EDITIONS  # the site's editions
 
 ROOT = Path(__file__).resolve().parents[2]
-SITE = Path(os.environ.get("POSENC_SITE", ROOT / "_build" / "html"))
+SITE = site_dir(ROOT / "_build" / "html")  # POSENC_SITE, if set
 SCREENSHOTS = SITE.parent / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # flags the machine needs: no sandbox as root, no GPU, and no background calls home

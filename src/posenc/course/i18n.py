@@ -30,7 +30,8 @@ A translated text that still holds an English word outside these (:func:`leftove
 is *untranslated*: the site's build records it (:data:`MISSING_ENV`) and the Chinese build
 fails, listing it, just as it fails on an untranslated paragraph.
 
-Which language a notebook draws in:
+Which language a notebook draws in (:func:`output_languages`, from the environment variables
+that :mod:`posenc.course.environment` alone reads):
 
 * In Jupyter, one: :func:`set_language` (the Chinese notebooks' first cell calls it) or the
   environment variable :data:`LANGUAGE_ENV`; English by default.
@@ -47,7 +48,6 @@ Chinese figure text is drawn in the first CJK font matplotlib finds of :data:`CJ
 from __future__ import annotations
 
 import json
-import os
 import re
 from contextlib import contextmanager
 from functools import lru_cache
@@ -55,24 +55,18 @@ from pathlib import Path
 
 from matplotlib.ticker import Formatter
 
+from . import environment
+from .environment import BUILD_ENV, LANGUAGE_ENV, LANGUAGES, MISSING_ENV, SEEN_ENV
 from .figures.fonts import CJK_FONTS, cjk_font
 
 __all__ = ["LANGUAGES", "BUILD_ENV", "LANGUAGE_ENV", "MISSING_ENV", "SEEN_ENV", "CJK_FONTS",
            "set_language", "language", "output_languages", "translate", "leftover_english",
            "marked", "keep_language", "interface_text", "translated_figure", "cjk_font"]
 
-#: The course's languages: English (the source) and Simplified Chinese.
-LANGUAGES = ("en", "zh")
-#: ``"en,zh"`` in the site's build: every output carries both languages.
-BUILD_ENV = "POSENC_LANGUAGES"
-#: The one language a notebook draws in when run on its own (default ``en``).
-LANGUAGE_ENV = "POSENC_LANGUAGE"
-#: A file the build appends every untranslated text to (one per line), if set.
-MISSING_ENV = "POSENC_I18N_MISSING"
-#: A file the build appends every text it translates to (one per line), if set: a change to
-#: the table is then checked against every text of the course without executing a notebook
-#: again (``site/posenc_site/i18n.py retranslate``).
-SEEN_ENV = "POSENC_I18N_SEEN"
+# LANGUAGES and the variables BUILD_ENV ("en,zh" in the site's build), LANGUAGE_ENV (a
+# notebook's one language), MISSING_ENV and SEEN_ENV (the files the build records the
+# untranslated and the translated texts in; ``python -m posenc_site.i18n retranslate``
+# checks a change to the table against the seen ones) are posenc.course.environment's.
 TABLE = Path(__file__).with_name("locale") / "zh.json"
 
 _chosen: str | None = None
@@ -83,10 +77,7 @@ _WORD = re.compile(r"[A-Za-z]{2,}")
 _MATH = re.compile(r"(\$[^$]*\$)")  # split() keeps each inline formula as an odd part
 
 
-def _check_language(lang: str, name: str = "lang") -> str:
-    if lang not in LANGUAGES:
-        raise ValueError(f"{name} must be one of {LANGUAGES}, got {lang!r}")
-    return lang
+_check_language = environment.check_language
 
 
 def set_language(lang: str) -> None:
@@ -98,15 +89,13 @@ def set_language(lang: str) -> None:
 def language() -> str:
     """The language a notebook run on its own draws in (:func:`set_language`, else
     :data:`LANGUAGE_ENV`, else English)."""
-    return _chosen or _check_language(os.environ.get(LANGUAGE_ENV) or "en", LANGUAGE_ENV)
+    return environment.notebook_language(_chosen)
 
 
 def output_languages() -> tuple[str, ...]:
-    """The languages each output carries: both in the site's build, else :func:`language`."""
-    both = os.environ.get(BUILD_ENV, "")
-    if both:
-        return tuple(_check_language(x.strip(), BUILD_ENV) for x in both.split(","))
-    return (language(),)
+    """The languages each output carries: both in the site's build, else :func:`language`
+    (:func:`posenc.course.environment.languages_to_draw`)."""
+    return environment.languages_to_draw(_chosen)
 
 
 class _Table:
@@ -206,10 +195,10 @@ def translate(text: str, lang: str, *, record: bool = True) -> str:
         return text
     table = _table()
     if record:
-        _record(text, SEEN_ENV)
+        _record(text, "seen")
     out = _translated(text, table)
     if record and leftover_english(out):
-        _record(text, MISSING_ENV)
+        _record(text, "missing")
     return out
 
 
@@ -267,10 +256,11 @@ def leftover_english(text: str) -> list[str]:
 _recorded: set[tuple[str, str]] = set()  # (file, text) this process has written
 
 
-def _record(text: str, env: str) -> None:
-    """Append ``text`` to ``env``'s file, once per process: a slider figure translates the
-    same labels for each of its frames, and the files are read as sets."""
-    path = os.environ.get(env)
+def _record(text: str, kind: str) -> None:
+    """Append ``text`` to the build's file of ``kind`` texts
+    (:func:`posenc.course.environment.record_file`), once per process: a slider figure
+    translates the same labels for each of its frames, and the files are read as sets."""
+    path = environment.record_file(kind)
     if path and (path, text) not in _recorded:
         _recorded.add((path, text))
         with open(path, "a", encoding="utf-8") as f:  # one write: safe beside another kernel

@@ -42,12 +42,12 @@ from __future__ import annotations
 import base64
 import html
 import itertools
-import os
 from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 from matplotlib.transforms import Bbox
 
+from ..environment import draft_frames
 from ..i18n import marked, output_languages, translate, translated_figure
 from .frame_contract import FRAME_CLASS
 from .style import COURSE_RC, CSS_PX_PER_INCH, FIGURE_WIDTH, FRAME_DPI, figure_bytes, tight_bbox
@@ -55,8 +55,6 @@ from .style import COURSE_RC, CSS_PX_PER_INCH, FIGURE_WIDTH, FRAME_DPI, figure_b
 __all__ = ["slider_figure", "format_value", "log_steps"]
 
 MAX_FRAMES = 144  # ~0.2 s a frame to draw: the site build stays within its 180 s
-#: Environment variable that turns on draft frames (see the module docstring).
-DRAFT_ENV = "POSENC_DRAFT_FRAMES"
 
 
 def format_value(value) -> str:
@@ -223,7 +221,7 @@ def _render(job, params_list) -> list[dict[str, bytes]]:
     worker processes was tried: on this project's 2 busy cores, spawning them cost what
     they saved). A frame's languages share its drawing; only the text differs."""
     draw, figsize, dpi, fmt, bboxes = job
-    draft = os.environ.get(DRAFT_ENV, "") not in ("", "0")
+    draft = draft_frames()
     width_px = round(figsize[0] * dpi)
     out = []
     with plt.rc_context(COURSE_RC):
