@@ -166,3 +166,29 @@ def test_figure_alt_says_what_the_figure_says():
     fig.suptitle("Train short, test long")
     assert figure_alt(fig) == "Train short, test long"
     plt.close(fig)
+
+
+def test_each_job_after_the_build_does_its_own_part(tmp_path):
+    """_finish_pages's jobs one by one: a page rewritten for its edition (theme script gone,
+    the switch to the other edition, lazy static figures, frames moved out), and the frame
+    files no page uses any more deleted, the used ones kept."""
+    from posenc_site.pages import _remove_stale_frames, _rewrite_page
+
+    frames = [bytes([i]) * 30_000 for i in range(3)]
+    page = ('<html><head><script defer src="_static/scripts/fontawesome.js?v=1"></script>'
+            '</head><body><div class="article-header-buttons"></div>'
+            '<img alt="../_images/x.png" src="../_images/x.png">'
+            + _page(frames, selected=0) + "</body></html>")
+    folder = tmp_path / "posenc-frames"
+    kwargs = dict(lang="en", language="en", caption=lambda c: c, alts={})
+    out, used = _rewrite_page(page, folder, rel_path="04_rope.html", **kwargs)
+    assert "fontawesome.js" not in out and 'href="zh/04_rope.html"' in out
+    assert '<img loading="lazy" decoding="async" alt="../_images/x.png"' in out
+    assert len(used) == 2 and {p.name for p in folder.iterdir()} == used
+    again, used_again = _rewrite_page(out, folder, rel_path="04_rope.html", **kwargs)
+    assert (again, used_again) == (out, used)  # idempotent
+    redirect, _ = _rewrite_page(page, folder, rel_path=None, **kwargs)
+    assert "posenc-lang-switch" not in redirect
+    (folder / "0123456789abcdef0123.webp").write_bytes(b"an earlier build's frame")
+    _remove_stale_frames({folder: used, tmp_path / "absent": {"x.webp"}})
+    assert {p.name for p in folder.iterdir()} == used

@@ -275,41 +275,87 @@ def _own_pages(outdir: Path, language: str):
 
 
 def _finish_pages(app, exception):
+    """After the HTML build (``build-finished``), this edition's jobs, in order: rewrite its
+    pages (:func:`_rewrite_pages`), delete the frames no page uses any more
+    (:func:`_remove_stale_frames`), give the redirect page the favicon
+    (:func:`_favicon_on_redirect`), swap the static figures for this edition's
+    (:func:`_translate_static_figures`) and shrink them (:func:`_shrink_static_figures`).
+    Nothing after a failed build or for another builder."""
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
-    used: dict[Path, set[str]] = {}
     lang = "zh" if edition(app.config.language) == "zh_CN" else "en"
+    figures = _static_figures(app)  # read once: alt texts and translated images
+    used = _rewrite_pages(app, outdir, lang, _figure_alts(figures, lang))
+    _remove_stale_frames(used)
+    _favicon_on_redirect(app, outdir)
+    _translate_static_figures(outdir / "_images", figures, lang)
+    _shrink_static_figures(outdir / "_images")
+
+
+def _rewrite_pages(app, outdir: Path, lang: str, alts: dict[str, str]) -> dict[Path, set[str]]:
+    """Rewrite each page of this build (:func:`_own_pages`) with :func:`_rewrite_page`,
+    writing only those that changed; returns ``{frames folder: the frame files its pages
+    use}``."""
+    used: dict[Path, set[str]] = {}
     caption = toc_captions(app)
-    figures = _static_figures(app)
-    alts = _figure_alts(figures, lang)
     for page in _own_pages(outdir, app.config.language):
         text = page.read_text(encoding="utf-8")
-        new = keep_language(_FONTAWESOME_JS.sub("", text), lang)
-        new = _CAPTION.sub(lambda m: m.group(1) + caption(m.group(2)) + m.group(3), new)
-        new = interface_language(new, lang)
-        new = describe_images(new, alts)
-        if lang == "zh":
-            new = latin_in_emphasis(new)
-        if page.name != "index.html" or page.parent != outdir:  # not the redirect
-            new = language_switch(new, page.relative_to(outdir).as_posix(),
-                                  app.config.language)
-        new = _OUTPUT_IMG.sub(r'<img loading="lazy" decoding="async" \1', new)
-        new, names = extract_frames(new, page.parent / FRAMES_DIR, lang=lang)
+        rel_path = page.relative_to(outdir).as_posix()
+        redirect = page.name == "index.html" and page.parent == outdir
+        new, names = _rewrite_page(text, page.parent / FRAMES_DIR, lang=lang,
+                                   language=app.config.language, caption=caption, alts=alts,
+                                   rel_path=None if redirect else rel_path)
         used.setdefault(page.parent / FRAMES_DIR, set()).update(names)
         if new != text:
             page.write_text(new, encoding="utf-8")
-    # frames of an earlier build that no page refers to any more
-    for folder in used:
+    return used
+
+
+def _rewrite_page(html: str, frames: Path, *, lang: str, language: str, caption, alts,
+                  rel_path: str | None) -> tuple[str, set[str]]:
+    """One page's HTML for its edition ``lang``: without the theme's ``fontawesome.js`` and
+    the other language's outputs (:func:`~posenc.course.i18n.keep_language`), its table
+    of contents' captions (``caption``, :func:`toc_captions`) and the theme's strings
+    (:func:`interface_language`) in ``lang``, each static figure's alt text from ``alts``
+    (:func:`describe_images`), Latin kept italic in Chinese emphasis
+    (:func:`latin_in_emphasis`), the language switch (:func:`language_switch`; none when
+    ``rel_path`` is ``None``: the root's redirect page), static figures loaded lazily, and
+    the slider frames moved to ``frames`` (:func:`extract_frames`). Returns the new HTML
+    and the frame files it uses."""
+    html = keep_language(_FONTAWESOME_JS.sub("", html), lang)
+    html = _CAPTION.sub(lambda m: m.group(1) + caption(m.group(2)) + m.group(3), html)
+    html = describe_images(interface_language(html, lang), alts)
+    if lang == "zh":
+        html = latin_in_emphasis(html)
+    if rel_path is not None:
+        html = language_switch(html, rel_path, language)
+    html = _OUTPUT_IMG.sub(r'<img loading="lazy" decoding="async" \1', html)
+    return extract_frames(html, frames, lang=lang)
+
+
+def _remove_stale_frames(used: dict[Path, set[str]]) -> None:
+    """Delete the frame files of an earlier build that no page refers to any more (``used``:
+    :func:`_rewrite_pages`'s ``{folder: names in use}``)."""
+    for folder, names in used.items():
         if not folder.is_dir():
             continue
         for stale in folder.iterdir():
-            if stale.name not in used.get(folder, set()):
+            if stale.name not in names:
                 stale.unlink()
-    _favicon_on_redirect(app, outdir)
+
+
+def _translate_static_figures(images: Path, figures, lang: str) -> None:
+    """In an edition other than English, replace each static figure in ``images`` by its
+    ``lang`` version (:func:`_translated_images` of ``figures``, :func:`translate_images`)."""
     if lang != "en":
-        translate_images(outdir / "_images", _translated_images(figures, lang))
-    for image in (outdir / "_images").glob("*.png"):
+        translate_images(images, _translated_images(figures, lang))
+
+
+def _shrink_static_figures(images: Path) -> None:
+    """Store every static figure in ``images`` as a palette PNG where that is smaller
+    (:func:`shrink_png`)."""
+    for image in images.glob("*.png"):
         shrink_png(image)
 
 
@@ -395,6 +441,8 @@ def shrink_png(path: Path, colors: int = 256) -> bool:
 
 
 def _favicon_on_redirect(app, outdir: Path):
+    """Give the root ``index.html`` (Jupyter Book's redirect to the first page) the site's
+    favicon, so a browser does not ask for ``/favicon.ico`` and get a 404."""
     index = outdir / "index.html"
     favicon = Path(app.config.html_favicon or "").name
     if not (index.exists() and favicon):
