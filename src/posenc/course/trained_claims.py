@@ -211,6 +211,40 @@ def sinks_run(seed: int = 0) -> dict:
             for label, sinks in (("sinks", True), ("no sinks", False))}
 
 
+# ---------------------------------------------------------- chapter 16: positions at inference
+
+
+def _inference_clauses(losses) -> dict[str, bool]:
+    return {
+        "the checkpoint loaded in the half layout without the permutation loses over 0.05 "
+        "nats per byte": losses["unpermuted"] > losses["original"] + 0.05,
+        "dropping YaRN's factor from the model trained with it moves its loss by less than "
+        "0.05 nats per byte": abs(losses["yarn dropped"] - losses["yarn kept"]) < 0.05,
+    }
+
+
+def inference_run(seed: int = 0) -> dict:
+    """Chapter 16: :func:`posenc.inference.train_briefly`, a RoPE model and one trained with
+    YaRN (s = 4, L0 = 16) and its factor; losses on :func:`posenc.inference.held_out_windows`
+    of the model, of it converted to the half layout without the permutation, and of the
+    YaRN model with and without its factor."""
+    from ..inference import held_out_windows, next_byte_loss, train_briefly, with_layout
+    from ..model import TinyLMConfig
+    from ..scaling import rope_scaling_frequencies
+
+    corpus, config = _corpus(), TinyLMConfig(position="rope", num_layers=2)
+    x, y = held_out_windows(corpus)
+    model = train_briefly(config, corpus, steps=150, seed=seed).double()
+    freqs, factor = rope_scaling_frequencies("yarn", config.head_dim, factor=4.0,
+                                             original_max_position_embeddings=16)
+    yarn = train_briefly(config, corpus, steps=150, seed=seed, frequencies=freqs,
+                         attention_factor=factor).double()
+    return {"original": next_byte_loss(model, x, y),
+            "unpermuted": next_byte_loss(with_layout(model, "half", permute=False), x, y),
+            "yarn kept": next_byte_loss(yarn, x, y),
+            "yarn dropped": next_byte_loss(yarn, x, y, attention_factor=1.0)}
+
+
 #: Every trained claim, by name, in chapter order.
 CLAIMS: dict[str, TrainedClaim] = {claim.name: claim for claim in (
     TrainedClaim("learned_table", "03_learned", "train_learned_table(corpus.train, steps=600, "
@@ -223,6 +257,8 @@ CLAIMS: dict[str, TrainedClaim] = {claim.name: claim for claim in (
                  content_small_run, _small_clauses),
     TrainedClaim("sinks", "14_local_global", "train_sink_model(corpus, steps=200, checkpoints=(0, "
                  "50, 100, 200), seed=0, sinks=sinks)", sinks_run, _sink_clauses),
+    TrainedClaim("inference", "16_inference", "train_briefly(config, corpus, steps=150, seed=0, "
+                 "frequencies=freqs,", inference_run, _inference_clauses),
 )}
 
 

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from .._validation import check_int, to_numpy
 from .forward import run
 
-__all__ = ["attention_entropy", "next_byte_loss", "train_briefly"]
+__all__ = ["attention_entropy", "next_byte_loss", "train_briefly", "held_out_windows"]
 
 
 def attention_entropy(weights, *, start: int = 0) -> float:
@@ -45,6 +45,19 @@ def next_byte_loss(model, tokens: torch.Tensor, targets: torch.Tensor, **options
     with torch.no_grad():
         logits = run(model, tokens, **options).logits
     return float(F.cross_entropy(logits.flatten(0, 1), targets.flatten()))
+
+
+def held_out_windows(corpus, *, count: int = 16, length: int = 64):
+    """The first ``count`` consecutive ``length``-byte windows of ``corpus.heldout`` and their
+    next bytes: int64 ``(inputs, targets)``, each ``[count, length]`` (the same on every
+    machine: no randomness)."""
+    count, length = check_int("count", count), check_int("length", length)
+    need = count * (length + 1)
+    if len(corpus.heldout) < need:
+        raise ValueError(f"corpus.heldout has {len(corpus.heldout)} bytes; count x (length + 1)"
+                         f" = {need} needed")
+    windows = np.asarray(corpus.heldout[:need], dtype=np.int64).reshape(count, length + 1)
+    return torch.from_numpy(windows[:, :-1].copy()), torch.from_numpy(windows[:, 1:].copy())
 
 
 def train_briefly(config, corpus, *, steps: int = 150, length: int = 64, batch_size: int = 16,
