@@ -20,6 +20,7 @@ from ...configs import bundled_names
 from . import (
     absolute,
     configs,
+    inference,
     learned_biases,
     local_global,
     relative,
@@ -205,4 +206,8 @@ SLIDERS: dict[str, SliderFigure] = {
         {"fraction": [0.25, 0.5, 0.75, 1.0]},
         "Two meanings of partial_rotary_factor", initial={"fraction": 0.25},
         labels={"fraction": "partial_rotary_factor"}, height=3.0),
+    "eviction": SliderFigure(
+        "16_inference", inference.draw_eviction, {"sinks": [0, 1, 4], "window": [8, 16]},
+        "Positions after a StreamingLLM eviction", initial={"sinks": 4, "window": 16},
+        height=3.4),
 }
