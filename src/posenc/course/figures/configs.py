@@ -133,6 +133,8 @@ def draw_target_length(fig, model: str, target: int):
     positions = read_config(config)
     groups = rotating_groups(positions)
     ax = fig.add_subplot()
+    ax.set_yscale("log")
+    ax.set_ylim(1e-3, 1e3)  # fixed before drawing: a flat ratio must not collapse the axis
     cache = kv_cache(config)
     gib = cache.bytes_at(target) / 2**30
     per_token = cache.bytes_per_token(target) / 1024
@@ -150,7 +152,7 @@ def draw_target_length(fig, model: str, target: int):
             if under.any():
                 ax.axvspan(int(np.argmax(under)) - 0.5, pairs[-1] + 0.5, color="#f2d0c4",
                            alpha=0.6, lw=0, label="< 1 turn in training")
-        ax.semilogy(pairs, ratio, ls=style, color=LAYER_KINDS[kind], lw=1.6,
+        ax.plot(pairs, ratio, ls=style, color=LAYER_KINDS[kind], lw=1.6,
                     label=f"{kind}: {int(unseen.sum())} pairs unseen")
         if n == 0 and layer.rope.factor:
             regions = pair_regions(layer, target)
@@ -161,7 +163,6 @@ def draw_target_length(fig, model: str, target: int):
                             ls="none", label=region)
     ax.axhline(1, color="#555555", lw=1.2, label="1 = largest angle in training")
     ax.set(xlabel="pair i  (fast → slow)", ylabel="angle at T ÷ angle at L0")
-    ax.set_ylim(1e-3, 1e3)
     ax.set_title(f"T = {target:,}: {unseen_total} pairs unseen"
                  f"\nKV cache {gib:,.2f} GiB per sequence, {per_token:,.1f} KiB per token "
                  "(bf16)", fontsize=9)
