@@ -269,8 +269,8 @@ def test_choosing_methods_on_the_command_line_keeps_the_presets_extras_consisten
 
 
 def test_variant_names_round_trip_through_their_one_parser():
-    nope, tuned, gemma = (VariantKey.nope("alibi"), VariantKey.finetuned("rope", "yarn"),
-                          VariantKey.pattern("gemma3"))
+    nope, tuned, gemma = (VariantKey("nope", "alibi"), VariantKey.finetuned("rope", "yarn"),
+                          VariantKey("pattern", "gemma3"))
     assert (nope.name, tuned.name, gemma.name) == ("alibi_nope", "rope_ft_yarn", "gemma3_layers")
     assert VariantKey.parse(nope.name) == nope == VariantKey("nope", "alibi")
     assert VariantKey.parse(tuned.name) == tuned == VariantKey("finetuned", "rope", "yarn")

@@ -242,15 +242,15 @@ class ExtrapolationConfig:
         the config asks for them; then each layer pattern's model."""
         keys = []
         for encoding in self.encodings:
-            keys += [VariantKey.trained(encoding),
+            keys += [VariantKey("trained", encoding),
                      *(VariantKey.derived(encoding, v.name)
                        for v in experiment_method(encoding).variants)]
             if encoding in self.nope_encodings:
-                keys.append(VariantKey.nope(encoding))
+                keys.append(VariantKey("nope", encoding))
             if encoding in self.finetuned_encodings:
                 keys += [VariantKey.finetuned(encoding, scaling)
                          for scaling in self.finetune_scalings]
-        return tuple(keys) + tuple(VariantKey.pattern(p) for p in self.patterns)
+        return tuple(keys) + tuple(VariantKey("pattern", p) for p in self.patterns)
 
     @property
     def variants(self) -> tuple[str, ...]:

@@ -150,11 +150,11 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, l
                                  seed=seed, nope=layout == "nope",
                                  pattern=layout == "pattern")
     if layout == "pattern":
-        key = VariantKey.pattern(encoding)
+        key = VariantKey("pattern", encoding)
         result = _evaluate(model, config, heldout)
         return {key.name: _with_history(_entry(key, config, result), model, history)}
     method, protocol = POSITIONS[encoding], experiment_method(encoding)
-    key = VariantKey.nope(encoding) if layout == "nope" else VariantKey.trained(encoding)
+    key = VariantKey(layout or "trained", encoding)  # the layouts are kinds of variant
     result = _evaluate(model, config, heldout, may_be_undefined=bool(protocol.undefined_note))
     entry = _with_history(_entry(key, config, result), model, history)
     entry.update(_recorded(method, model))  # e.g. T5's bias table

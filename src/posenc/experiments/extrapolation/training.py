@@ -187,10 +187,10 @@ def train_model(config: ExtrapolationConfig, position: str, train_data: np.ndarr
     seed_everything(seed)
     if pattern:
         model = TinyLM(config.pattern_config(position))
-        desc = VariantKey.pattern(position).name
+        desc = VariantKey("pattern", position).name
     else:
         model = TinyLM(config.model_config(position, nope=nope))
-        desc = (VariantKey.nope(position) if nope else VariantKey.trained(position)).name
+        desc = VariantKey("nope" if nope else "trained", position).name
     history = _train_steps(
         model, _optimizer(model, config), config, steps=config.steps,
         length=config.train_length, batch_size=config.batch_size,

@@ -58,8 +58,8 @@ class VariantKey:
     """One evaluated model of the experiment: its ``kind`` (:data:`VARIANT_KINDS`), the
     ``method`` whose trained run it uses (for ``"pattern"``: the pattern's name) and a
     ``detail``: the variant's name for ``"derived"``, the scaling for ``"finetuned"``,
-    empty otherwise. Build one with :meth:`trained`, :meth:`derived`, :meth:`nope`,
-    :meth:`finetuned`, :meth:`pattern`, or read a results file's name with :meth:`parse`.
+    empty otherwise: ``VariantKey("nope", "rope")``, :meth:`derived`, :meth:`finetuned`, or
+    a results file's name read back with :meth:`parse`.
     """
 
     kind: str
@@ -80,24 +80,14 @@ class VariantKey:
             raise ValueError(f"a {self.kind!r} variant takes no detail, got {self.detail!r}")
 
     @classmethod
-    def trained(cls, method: str) -> VariantKey:
-        return cls("trained", method)
-
-    @classmethod
     def derived(cls, method: str, name: str) -> VariantKey:
+        """``method``'s evaluation-time variant ``name`` (``rope``, ``rope_pi``)."""
         return cls("derived", method, name)
 
     @classmethod
-    def nope(cls, method: str) -> VariantKey:
-        return cls("nope", method)
-
-    @classmethod
     def finetuned(cls, method: str, scaling: str) -> VariantKey:
+        """``method`` fine-tuned with ``scaling`` (``rope``, ``yarn``)."""
         return cls("finetuned", method, scaling)
-
-    @classmethod
-    def pattern(cls, pattern: str) -> VariantKey:
-        return cls("pattern", pattern)
 
     @property
     def name(self) -> str:
@@ -135,13 +125,13 @@ class VariantKey:
         if infix and scaling in FINETUNE_SCALINGS and method in POSITIONS:
             return cls.finetuned(method, scaling)
         if name.endswith(_PATTERN_SUFFIX) and name[:-len(_PATTERN_SUFFIX)] in PATTERNS:
-            return cls.pattern(name[:-len(_PATTERN_SUFFIX)])
+            return cls("pattern", name[:-len(_PATTERN_SUFFIX)])
         if name.endswith(_NOPE_SUFFIX) and name[:-len(_NOPE_SUFFIX)] in POSITIONS:
-            return cls.nope(name[:-len(_NOPE_SUFFIX)])
+            return cls("nope", name[:-len(_NOPE_SUFFIX)])
         derived = derived_variants()
         if name in derived:
             return cls.derived(derived[name][0], name)
-        return cls.trained(name)
+        return cls("trained", name)
 
     @classmethod
     def of(cls, variant) -> VariantKey:
