@@ -448,3 +448,21 @@ def test_dropping_yarns_factor_changes_the_outputs():
         assert max_diff(kept.logits, model(tokens)) < TOL
     assert max_diff(kept.logits, dropped.logits) > 1e-3
     assert attention_entropy(dropped.weights[0]) > attention_entropy(kept.weights[0])
+
+
+def test_held_out_windows_are_consecutive_slices_of_the_held_out_text():
+    from posenc.data import load_stdlib_corpus
+    from posenc.inference import held_out_windows
+
+    corpus = load_stdlib_corpus()
+    x, y = held_out_windows(corpus, count=3, length=5)
+    for k in range(3):
+        chunk = corpus.heldout[k * 6:(k + 1) * 6].astype(np.int64)
+        assert x[k].tolist() == chunk[:-1].tolist() and y[k].tolist() == chunk[1:].tolist()
+    with pytest.raises(ValueError, match="count x"):
+        held_out_windows(corpus, count=10**7)
+
+
+def test_a_padding_query_still_sees_itself():
+    mask = padded_mask(torch.tensor([[0, 0, 1, 1]]))
+    assert mask[0].diagonal().all() and not mask[0, 3, :2].any() and mask[0, 3, 2:].all()
