@@ -45,7 +45,7 @@ def test_slider_figures_keep_all_their_text(draw, values, figsize):
 def _long_context(kind):
     """Chapter 13's static figures, drawn as the chapter draws them."""
     results = load_results("full.json")
-    trained = [v for v in results["variants"] if not v.startswith("rope_ft_")]
+    trained = [v for v, entry in results["variants"].items() if entry.key.kind != "finetuned"]
     models = [v for v in trained if "history" in results["variants"][v]]
     if kind == "separation":
         fig, ax = plt.subplots(figsize=(FIGURE_WIDTH, 6.8), layout="constrained")

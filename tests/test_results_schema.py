@@ -191,3 +191,26 @@ def test_numbers_read_each_field_of_an_entry(rows):
     arrays = numbers.arrays()
     assert all(a.dtype == np.float64 and a.shape == (4,) for a in arrays)
     assert [np.isnan(x) for x in arrays[0]] == [v is None for v in mean]
+
+
+def test_a_new_config_field_is_one_migration_step(monkeypatch):
+    """How a later field (a training schedule, say) lands: SCHEMA + 1 and one step filling
+    it with the value older runs used; every older file then reads with it, its numbers
+    unchanged and its hash taken over the config with the field."""
+    from posenc.experiments.extrapolation import config as config_module
+    from posenc.experiments.extrapolation import results as results_module
+
+    def add_schedule(data):
+        return {**data, "config": {**data["config"], "schedule": "cosine"}}
+
+    monkeypatch.setattr(results_module, "SCHEMA", SCHEMA + 1)
+    monkeypatch.setitem(MIGRATIONS, SCHEMA, add_schedule)
+    for name in ("extrapolation_results.json", "main.json"):
+        old, now = before(name), json.loads((RESULTS_DIR / name).read_text())
+        for data in (old, now):  # from version 1 (two steps) and from the current one
+            upgraded = migrate(data)
+            assert upgraded["schema"] == SCHEMA + 1
+            assert upgraded["config"] == {**now["config"], "schedule": "cosine"}
+            assert upgraded["variants"] == now["variants"]
+            assert upgraded["config_hash"] == config_module.hash_config_dict(
+                upgraded["config"]) != now["config_hash"]

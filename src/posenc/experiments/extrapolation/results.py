@@ -58,9 +58,8 @@ def _v1_to_v2(data: dict) -> dict:
     """Version 1 -> 2: the config's ``base`` (given to every method that takes a base) and
     ``t5_*`` fields become those methods' options (left out where they equal the method's
     default, as :meth:`~.config.ExtrapolationConfig.to_dict` leaves them out); the fields
-    version 1 added later are filled with the values runs before them used; the config hash,
-    which version 1 took over a layout with those old fields, is taken over the config as
-    written (:func:`.config.hash_config_dict`, as :func:`.config.config_hash` takes it)."""
+    version 1 added later are filled with the values runs before them used. (Version 1's
+    hash was taken over a layout with those old fields; :func:`migrate` takes it again.)"""
     config = dict(data["config"])
     options = {name: dict(opts) for name, opts in dict(config.pop("options", {})).items()}
     if "base" in config:
@@ -79,10 +78,11 @@ def _v1_to_v2(data: dict) -> dict:
     if options:
         config["options"] = {name: dict(sorted(opts.items()))
                              for name, opts in sorted(options.items()) if opts}
-    return {**data, "config": config, "config_hash": hash_config_dict(config)}
+    return {**data, "config": config}
 
 
-#: Version -> the function that upgrades a results dict of that version to the next.
+#: Version -> the function that upgrades a results dict of that version to the next (its
+#: config to the next layout; :func:`migrate` takes the config hash again after the steps).
 MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: _v1_to_v2}
 
 
@@ -100,16 +100,20 @@ def schema_of(data: Mapping) -> int:
 
 def migrate(data: Mapping) -> dict:
     """``data``, a results dict of any version, upgraded step by step to :data:`SCHEMA`
-    (a new dict with ``"schema"`` first; ``data`` itself is left as it was). A dict of the
-    current version comes back equal to it."""
+    (a new dict with ``"schema"`` first; ``data`` itself is left as it was), its
+    ``config_hash`` taken over the upgraded config (:func:`.config.hash_config_dict`, as
+    :func:`.config.config_hash` takes it). A dict of the current version comes back equal
+    to it."""
     if not isinstance(data, Mapping) or not isinstance(data.get("config"), Mapping):
         raise TypeError(f"data must be a results dict (with its 'config'), got "
                         f"{type(data).__name__}")
-    version = schema_of(data)
+    start = version = schema_of(data)
     data = copy.deepcopy(dict(data))
     while version < SCHEMA:
         data = MIGRATIONS[version](data)
         version += 1
+    if version != start:
+        data["config_hash"] = hash_config_dict(data["config"])
     data.pop("schema", None)
     return {"schema": version, **data}
 
