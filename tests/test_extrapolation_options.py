@@ -125,6 +125,23 @@ def test_the_hash_follows_options_whatever_their_spelling():
     assert config_hash(rope) != config_hash(text)
 
 
+def test_an_option_at_its_default_is_no_option_but_a_given_max_positions_stays():
+    """One configuration, one spelling (so one hash): T5's default bucket count given or not
+    is the same config. max_positions is filled with train_length when not given, so a
+    value given for it is kept, and kept when train_length changes."""
+    text = PRESETS["text"]
+    spelled = text.replace(options={"t5": {"bias_lr_scale": 10, "num_buckets": 32}})
+    assert spelled == text and config_hash(spelled) == config_hash(text)
+    assert spelled.to_dict()["options"] == {"t5": {"bias_lr_scale": 10.0}}
+    kept = text.replace(options={"t5": {"bias_lr_scale": 10.0},
+                                 "learned": {"max_positions": text.train_length}})
+    assert dict(kept.options)["learned"] == (("max_positions", 128),)
+    assert config_hash(kept) != config_hash(text)
+    shorter = kept.replace(train_length=64)
+    assert shorter.model_config("learned").position_options()["max_positions"] == 128
+    assert text.replace(train_length=64).method_options("learned")["max_positions"] == 64
+
+
 def test_t5s_learning_rate_scale_is_an_option_the_trainer_reads_from_the_module():
     config = PRESETS["text"]
     model = TinyLM(config.model_config("t5"))

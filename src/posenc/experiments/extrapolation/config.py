@@ -137,7 +137,7 @@ class ExtrapolationConfig:
 
     def __post_init__(self):
         object.__setattr__(self, "encodings", tuple(self.encodings))
-        object.__setattr__(self, "options", _method_options(self.options, self.train_length))
+        object.__setattr__(self, "options", _method_options(self.options))
         for name in ("eval_multipliers", "nope_encodings", "finetune_scalings",
                      "retrieval_tasks", "patterns", "retrieval_batch_sizes"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
@@ -333,7 +333,7 @@ def _int_for_float(value, default) -> bool:
             and not isinstance(value, bool))
 
 
-def _method_options(options, train_length) -> tuple:
+def _method_options(options) -> tuple:
     """``{method: {option: value}}`` (or its pairs) as sorted, hashable pairs, each option
     checked to be one of the method's constructor keywords
     (:func:`posenc.nn.check_position_options`, the check every way of giving options
@@ -341,9 +341,10 @@ def _method_options(options, train_length) -> tuple:
 
     One configuration, one spelling, so that equal configs compare, write and hash the
     same: an integer given for an option whose default is a float is that float
-    (``--options t5:bias_lr_scale=10`` is ``10.0``), and an option equal to the value the
-    method gets without it (its default; ``train_length`` for ``max_positions``, which
-    :meth:`ExtrapolationConfig.model_config` fills in) is left out."""
+    (``--options t5:bias_lr_scale=10`` is ``10.0``), and an option equal to the method's
+    default is left out. Not ``max_positions``: without it the method gets
+    ``train_length`` (:meth:`ExtrapolationConfig.model_config`), not its default, so a
+    value given for it always stays (and follows no later change of ``train_length``)."""
     try:
         pairs = dict(options)
     except (TypeError, ValueError):
@@ -352,13 +353,11 @@ def _method_options(options, train_length) -> tuple:
     normal = []
     for name, opts in sorted(pairs.items()):
         opts = check_position_options(name, dict(opts))
-        defaults = dict(get_position(name).options)
-        if "max_positions" in defaults:
-            defaults["max_positions"] = train_length
+        defaults = get_position(name).options
         opts = {key: float(value) if _int_for_float(value, defaults[key]) else value
                 for key, value in opts.items()}
-        opts = {key: value for key, value in opts.items()
-                if not (type(value) is type(defaults[key]) and value == defaults[key])}
+        opts = {key: value for key, value in opts.items() if key == "max_positions"
+                or not (type(value) is type(defaults[key]) and value == defaults[key])}
         if opts:
             normal.append((name, tuple(sorted(opts.items()))))
     return tuple(normal)
