@@ -93,8 +93,9 @@ def schema_of(data: Mapping) -> int:
     if not isinstance(version, int) or isinstance(version, bool):
         raise TypeError(f"schema must be an int from 1 to {SCHEMA}, got {version!r}")
     if not 1 <= version <= SCHEMA:
+        newer = ": the file was written by a newer posenc" if version > SCHEMA else ""
         raise ValueError(f"schema must be from 1 to {SCHEMA} (this posenc reads those), got "
-                         f"{version}: the file was written by a newer posenc")
+                         f"{version}{newer}")
     return version
 
 
@@ -104,6 +105,8 @@ def migrate(data: Mapping) -> dict:
     ``config_hash`` taken over the upgraded config (:func:`.config.hash_config_dict`, as
     :func:`.config.config_hash` takes it). A dict of the current version comes back equal
     to it."""
+    if isinstance(data, Results):
+        data = data.data  # its JSON, not its records
     if not isinstance(data, Mapping) or not isinstance(data.get("config"), Mapping):
         raise TypeError(f"data must be a results dict (with its 'config'), got "
                         f"{type(data).__name__}")
