@@ -105,15 +105,17 @@ or a layer pattern's ``options``) it is the method's, never the layer's.
 CPU float32 input, and refuses (``TypeError`` naming the method, the hook and the fix)
 a class that overrides no hook, defines a hook-like name that is not a hook
 (``scores_bias``), cannot be built from a spec, or returns a wrong shape or dtype
-(``embed`` must return ``x`` plus a table, ``rotate`` keeps every feature); a class that
-overrides no hook registers only as a :class:`NoPosition` subclass. At run time attention
-checks the shape and dtype of each ``score_bias`` and ``value_term``
-(:func:`check_score_bias`), which costs no tensor work.
+(``embed`` must return ``x`` plus a table, ``rotate`` keeps every feature, ``normalise``
+the scores' shape); a class that overrides no hook registers only as a
+:class:`NoPosition` subclass. At run time attention checks the shape and dtype of each
+``score_bias``, ``normalise`` and ``value_term`` (:func:`check_score_bias`,
+:func:`check_normalise`), which costs no tensor work.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -215,7 +217,14 @@ class PositionEncoding(nn.Module):
     def bias_reads_input(cls) -> bool:
         """Whether this class's ``score_bias`` takes the layer's input: a parameter
         named ``x`` (FoX computes its forget gates from it)."""
-        return "x" in inspect.signature(cls.score_bias).parameters
+        return _declares_input(cls.score_bias)
+
+
+@functools.cache
+def _declares_input(score_bias: Callable) -> bool:
+    """Whether ``score_bias`` has a parameter ``x`` (asked once per function: attention
+    asks on every call)."""
+    return "x" in inspect.signature(score_bias).parameters
 
 
 def call_score_bias(encoding: PositionEncoding, q: torch.Tensor, k: torch.Tensor,
