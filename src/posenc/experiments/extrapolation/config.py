@@ -368,10 +368,13 @@ def _method_options(options) -> tuple:
 ALL_ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "shaw", "t5",
                  "partial_rope", "p_rope", "xpos", "kerple_power", "kerple_log", "fire", "cope")
 
-#: Registered methods the text experiment leaves out, and why.
+#: Registered methods the long-context presets leave out, and why.
 NOT_FOR_TEXT = {
     "axial_rope": "a 2-D method for image patches: on a 1-D byte sequence its grid (and so "
                   "every position's angle) would change with the sequence length",
+    "fox": "registered after the committed results were trained; it joins at their next run",
+    "stick_breaking": "registered after the committed results were trained; it joins at their "
+                      "next run",
 }
 
 #: The long-context presets' model and tasks (chapter 13): every method and every layer
