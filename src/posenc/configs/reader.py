@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_int
-from ..scaling import attention_temperature, yarn_mscale
+from ..scaling import attention_temperature, llama_4_beta_scale, yarn_mscale
 from .families import Family, get_family
 from .layers import layer_kinds
 from .rope_parameters import (
@@ -73,7 +73,8 @@ class Temperature:
     :func:`posenc.scaling.attention_temperature`. ``kind="llama_4_scaling_beta"``
     (Ministral 3, every layer, Hugging Face ``get_llama_4_attn_scale``):
     ``1 + attn_scale * log(1 + floor(p / floor_scale))`` with ``attn_scale`` = beta and
-    ``floor_scale`` = ``original_max_position_embeddings``.
+    ``floor_scale`` = ``original_max_position_embeddings``, as
+    :func:`posenc.scaling.llama_4_beta_scale`.
     """
 
     kind: str
@@ -85,12 +86,8 @@ class Temperature:
         if self.kind == "llama4":
             return attention_temperature(positions, floor_scale=self.floor_scale,
                                          attn_scale=self.attn_scale)
-        p = np.asarray(positions)
-        if p.dtype.kind not in "iu":
-            raise TypeError(f"positions must be integers, got dtype {p.dtype}")
-        if p.size and p.min() < 0:
-            raise ValueError("positions must be >= 0")
-        return 1.0 + self.attn_scale * np.log1p(np.floor(p / self.floor_scale))
+        return llama_4_beta_scale(positions, beta=self.attn_scale,
+                                  original_max_position_embeddings=self.floor_scale)
 
 
 @dataclass(frozen=True)
