@@ -3,7 +3,8 @@
 Some models multiply their scores by a factor that depends on the configuration or the
 position: YaRN's attention factor (``0.1 ln s + 1`` on queries and keys, so the scores
 grow by its square), Qwen's log-n scale on the queries past the training length
-(:func:`posenc.scaling.logn_scale`), Ministral 3's ``llama_4_scaling_beta`` and Llama 4's
+(:func:`posenc.scaling.logn_scale`), Ministral 3's ``llama_4_scaling_beta``
+(:func:`posenc.scaling.llama_4_beta_scale`) and Llama 4's
 temperature (:func:`posenc.scaling.attention_temperature`). An engine that does not read
 the field runs without it and raises no error; the outputs change. This module measures
 that on a tiny model: :func:`attention_entropy` (multiplying the scores by ``c > 1``

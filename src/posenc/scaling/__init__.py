@@ -11,8 +11,10 @@ module              what it holds
                     (ReRoPE), :func:`self_extend_distance` (Self-Extend)
 ``base_bound``      the base a context length needs (Men et al., 2024):
                     :func:`rope_base_lower_bound`, :func:`rope_base_reach`
-``temperature``     query scales growing with position: Llama 4's on its NoPE layers,
-                    :func:`attention_temperature`; Qwen's log-n, :func:`logn_scale`
+``temperature``     query temperatures, one family (:data:`QUERY_TEMPERATURES`): Su's
+                    and Qwen's log-n (:func:`log_n_scale`, :func:`logn_scale`), Llama 4's
+                    :func:`attention_temperature`, :func:`llama_4_beta_scale`,
+                    :func:`scalable_softmax_scale`, QK-norm's :func:`qk_norm_gap_bound`
 ==================  ===================================================================
 
 Every public name is importable from here (``from posenc.scaling import yarn_mscale``).

@@ -190,6 +190,10 @@ SLIDERS: dict[str, SliderFigure] = {
         {"gap": [4, 8, 12, 16], "attn_scale": [0.1, 0.2, 0.5]},
         "Attention vs context length", initial={"gap": 8, "attn_scale": 0.1},
         labels={"gap": "logit gap g"}, height=3.6),
+    "temperature_family": SliderFigure(
+        "14_local_global", local_global.draw_temperature_family, {"gap": [6, 8, 10, 12]},
+        "One family of query temperatures", initial={"gap": 10},
+        labels={"gap": "logit gap g"}, height=3.6),
     "sink_mass": SliderFigure(
         "14_local_global", local_global.draw_sink_mass, {"step": [0, 50, 100, 200]},
         "Sink mass during training", initial={"step": 200}, height=3.0, data=("stats",)),

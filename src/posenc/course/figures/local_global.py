@@ -14,10 +14,11 @@ import numpy as np
 
 from ..._validation import check_choice, check_float, check_int
 from ...masks import reach_mask, receptive_field
-from ...scaling import attention_temperature
+from ...scaling import QUERY_TEMPERATURES, attention_temperature, log_n_scale
 from .style import COLORS
 
 __all__ = ["draw_mask_and_field", "one_key_attention", "draw_temperature",
+           "FAMILY_STYLE", "draw_temperature_family",
            "train_sink_model", "first_token_mass", "draw_sink_mass"]
 
 
@@ -91,8 +92,8 @@ def draw_temperature(fig, gap: float, attn_scale: float = 0.1, floor_scale: int 
         (f"Llama 4 (attn_scale {attn_scale:g})",
          attention_temperature(n - 1, floor_scale=floor_scale, attn_scale=attn_scale),
          COLORS[3], "-"),
-        (f"ln n / ln {floor_scale} (log-n scaling)",
-         np.maximum(np.log(n) / math.log(floor_scale), 1.0), COLORS[0], "--"),
+        (f"ln n / ln {floor_scale} (log-n scaling)", log_n_scale(n, floor_scale),
+         COLORS[0], "--"),
     ]
     axes = fig.subplots(1, 2)
     for label, scale, color, ls in curves:
@@ -111,6 +112,46 @@ def draw_temperature(fig, gap: float, attn_scale: float = 0.1, floor_scale: int 
     fig.subplots_adjust(bottom=0.3, wspace=0.3)
     fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=2, frameon=False,
                bbox_to_anchor=(0.5, 0.0))
+    return axes
+
+
+# --- (b2) one family of query temperatures ------------------------------------------------
+
+#: how each row of :data:`posenc.scaling.QUERY_TEMPERATURES` is drawn: colour, line style
+FAMILY_STYLE = {"log-n (Su; Qwen's logn)": (COLORS[0], "-"), "Llama 4": (COLORS[3], "-"),
+                "llama_4_scaling_beta": (COLORS[1], "--"), "Scalable-Softmax": (COLORS[4], ":"),
+                "YaRN": (COLORS[2], "-.")}
+
+
+def draw_temperature_family(fig, gap: float, train_length: int = 4096,
+                            max_ratio: int = 256):
+    """The family of query temperatures side by side: left, the logit multiplier each row of
+    :data:`posenc.scaling.QUERY_TEMPERATURES` gives the last query of ``n`` keys in a model
+    trained at ``train_length`` (its ``logit_scale``); right, the weight that
+    :func:`one_key_attention` puts on the relevant key with logit ``gap``, against ``n``
+    (log scale, up to ``max_ratio * train_length``), with no temperature in black. QK-norm
+    multiplies nothing and is not drawn. Returns the two axes."""
+    train_length = check_int("train_length", train_length, minimum=2)
+    max_ratio = check_int("max_ratio", max_ratio, minimum=2)
+    n = np.unique(np.round(np.geomspace(16, max_ratio * train_length, 300))).astype(np.int64)
+    axes = fig.subplots(1, 2)
+    p, _ = one_key_attention(n, gap)
+    axes[0].semilogx(n, np.ones(n.shape), color=COLORS[7], lw=1.5, label="no temperature")
+    axes[1].semilogx(n, p, color=COLORS[7], lw=1.5)
+    for name, (color, ls) in FAMILY_STYLE.items():
+        scale = QUERY_TEMPERATURES[name].logit_scale(n, train_length)
+        p, _ = one_key_attention(n, gap, scale)
+        axes[0].semilogx(n, scale, color=color, ls=ls, lw=2, label=name)
+        axes[1].semilogx(n, p, color=color, ls=ls, lw=2)
+    at_length, _ = one_key_attention(np.array([train_length]), gap)
+    axes[0].set(xlabel="number of keys n", ylabel="logit multiplier", title="the multiplier")
+    axes[1].set(xlabel="number of keys n", ylabel="weight on the relevant key", ylim=(0, 1.02),
+                title=f"logit gap {gap:g}: weight {float(at_length[0]):.2f} at L")
+    for ax in axes:
+        ax.axvline(train_length, color="#555555", ls=":", lw=1)
+    fig.subplots_adjust(bottom=0.32, wspace=0.3)
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=8, loc="lower center", ncol=3,
+               frameon=False, bbox_to_anchor=(0.5, 0.0))
     return axes
 
 

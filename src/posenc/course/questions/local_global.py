@@ -59,6 +59,19 @@ def questions() -> list[dict]:
                "p = 1,048,575? (two decimals)", round(tau_1m, 2), 0.011,
                f"(p + 1)/8192 = 128, so 1 + 0.1·ln 129 = {tau_1m:.3f}.",
                "Divide p + 1 by 8192, take the floor, then 1 + 0.1·ln(1 + that)."),
+        mc("local_global.log-n-keeps-a-gap",
+           "A model trained at L = 4096 tokens multiplies its logits by max(1, ln n / ln L) "
+           "for n keys. One relevant key's logit is g above all the others. For which gaps "
+           "does its weight stay above what it had at L (with one key more) as n grows "
+           "without end?",
+           f"g ≥ ln L ≈ {math.log(4096):.1f}: the scaled gap then grows at least as fast as "
+           "ln n",
+           {"Any gap: the scale grows with n": "For g < ln L the weight still falls to 0, "
+            "only more slowly: it is n^a / (n^a + n − 1) with a = g / ln L < 1.",
+            "None: without QK-norm every weight falls to 0": "QK-norm bounds the gap; it "
+            "does not stop the fading. The log-n scale does, for large enough gaps."},
+           "With the scale the weight is n^a / (n^a + n − 1), a = g / ln L; it keeps its "
+           "value from L on when a ≥ 1.", understanding=True),
         number("local_global.sink-weight",
                "A GPT-OSS head has sink logit ln 3; one query sees 6 keys, all with logit 0. "
                "What total weight do the 6 keys get? (two decimals)",
