@@ -20,6 +20,7 @@ from ...configs import bundled_names
 from . import (
     absolute,
     configs,
+    data_dependent,
     inference,
     learned_biases,
     local_global,
@@ -214,4 +215,13 @@ SLIDERS: dict[str, SliderFigure] = {
         "16_inference", inference.draw_eviction, {"sinks": [0, 1, 4], "window": [8, 16]},
         "Positions after a StreamingLLM eviction", initial={"sinks": 4, "window": 16},
         height=3.4),
+    "fox_bias": SliderFigure(
+        "17_data_dependent", data_dependent.draw_fox_bias,
+        {"period_gate": [0.9, 0.5, 0.1, 0.01]},
+        "FoX bias beside ALiBi", initial={"period_gate": 0.1},
+        labels={"period_gate": "gate f at '.'"}, height=3.6),
+    "stick_breaking": SliderFigure(
+        "17_data_dependent", data_dependent.draw_stick_breaking, {"shift": [-2, 0, 2]},
+        "Stick-breaking vs softmax", initial={"shift": 0},
+        labels={"shift": "logit shift"}, height=3.0),
 }

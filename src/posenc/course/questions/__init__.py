@@ -25,6 +25,7 @@ from __future__ import annotations
 from ..._validation import check_choice
 from . import (
     alibi,
+    data_dependent,
     extrapolation,
     inference,
     learned,
@@ -50,7 +51,7 @@ __all__ = ["ID", "MODULES", "CHAPTERS", "questions", "question", "question_ids",
 MODULES = {module.CHAPTER: module for module in (
     why_order, sinusoidal, learned, rope, rope_scaling, alibi, relative, side_by_side,
     extrapolation, rope_today, rope_2d_3d, learned_biases, long_context, local_global,
-    reading_configs, inference)}
+    reading_configs, inference, data_dependent)}
 
 #: Chapter (notebook name without .ipynb) -> its question builder.
 CHAPTERS = {chapter: module.questions for chapter, module in MODULES.items()}
