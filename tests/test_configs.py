@@ -85,7 +85,8 @@ def hf_float64(modules):
 
 
 def _family_module(hf, model_type):
-    name = {"gemma3_text": "gemma3", "llama4_text": "llama4"}.get(model_type, model_type)
+    name = {"gemma3_text": "gemma3", "llama4_text": "llama4",
+            "qwen3_5_text": "qwen3_5"}.get(model_type, model_type)
     return importlib.import_module(f"transformers.models.{name}.modeling_{name}")
 
 
@@ -94,8 +95,10 @@ def _one(module, suffix):
     ``Llama4VisionAttention``)."""
     found = [c for n, c in vars(module).items() if isinstance(c, type) and n.endswith(suffix)
              and "Vision" not in n and c.__module__ == module.__name__]
-    if len(found) > 1:
-        found = [c for c in found if "Text" in c.__name__]
+    if len(found) > 1:  # the text model's, else the plain one (KimiLinearAttention, not
+        # KimiLinearDeltaAttention)
+        found = ([c for c in found if "Text" in c.__name__]
+                 or [min(found, key=lambda c: len(c.__name__))])
     assert len(found) == 1, (module.__name__, suffix, found)
     return found[0]
 
@@ -114,17 +117,22 @@ def hf_reference(hf, config: dict, *, float64: bool = True):
 
     cfg = hf_config(hf, config)
     module = _family_module(hf, cfg.model_type)
-    rotary_cls = _one(module, "RotaryEmbedding")
+    rotary_cls = _one(module, "RotaryEmbedding") if _has_rotary(module) else None
     attention_cls = _one(module, "Attention")
     ctx = hf_float64([modeling_rope_utils, module]) if float64 else _nothing()
     with ctx:
-        rotary = rotary_cls(config=cfg)
+        rotary = rotary_cls(config=cfg) if rotary_cls is not None else None
     layer_types = getattr(cfg, "layer_types", None)
     out = []
     for i in range(cfg.num_hidden_layers):
         with torch.device("meta"):
             attention = attention_cls(cfg, layer_idx=i)
         t = layer_types[i] if layer_types else None
+        if rotary is None or t == "linear_attention":
+            # no rotary embedding in the model (Kimi Linear), or a recurrent layer that
+            # Hugging Face builds as Gated DeltaNet / KDA, not as this attention class
+            out.append((None, 1.0, None, False, attention))
+            continue
         if t is not None and hasattr(rotary, f"{t}_inv_freq"):
             inv = getattr(rotary, f"{t}_inv_freq")
             scaling = getattr(rotary, f"{t}_attention_scaling")
@@ -141,6 +149,12 @@ def hf_reference(hf, config: dict, *, float64: bool = True):
     return out
 
 
+def _has_rotary(module) -> bool:
+    """Whether the family's modelling code has a rotary embedding at all (Kimi Linear has
+    none: its latent attention applies no RoPE)."""
+    return any(n.endswith("RotaryEmbedding") for n in vars(module))
+
+
 @contextmanager
 def _nothing():
     yield
@@ -148,15 +162,24 @@ def _nothing():
 
 # --- every bundled config against Hugging Face ----------------------------------------------
 
+DEFAULTS_FOUND_IN = (r"transformers 5\.23\.0 configuration_\w+\.py defaults \(Hugging Face's "
+                     r"configuration class, documented as [\w.-]+/[\w.-]+\); not the "
+                     r"checkpoint's own file")
+
+
 def test_at_least_fifteen_real_configs_are_bundled_with_their_source_and_date():
     assert len(NAMES) >= 15
     for name in NAMES:
         config = load_bundled(name)
         assert re.fullmatch(r"[\w.-]+/[\w.-]+/config\.json", config["_source"]), name
-        year, month = map(int, config["_date"].split("-"))
-        assert 2023 <= year <= 2026 and 1 <= month <= 12, name
-        assert re.fullmatch(r"[\w.-]+/[\w.-]+/\S+@[0-9a-f]{40}( \(.+\))?",
-                            config["_found_in"]), name
+        # the release month, the year alone where a source gives no month, or "unknown"
+        if config["_date"] != "unknown":
+            year, *month = map(int, config["_date"].split("-"))
+            assert 2023 <= year <= 2026 and all(1 <= m <= 12 for m in month), name
+        # a public copy of the file at a commit, or the configuration class's defaults
+        assert (re.fullmatch(r"[\w.-]+/[\w.-]+/\S+@[0-9a-f]{40}( \(.+\))?",
+                             config["_found_in"])
+                or re.fullmatch(DEFAULTS_FOUND_IN, config["_found_in"])), name
         model = read_config(config)
         assert model.source == config["_source"] and model.date == config["_date"]
         assert len(model.layers) == model.num_layers > 0
@@ -283,6 +306,43 @@ def test_deepseek_softmax_scale_is_hugging_faces(hf):
     qk_head_dim = config["qk_nope_head_dim"] + config["qk_rope_head_dim"]
     assert layer.softmax_scale_factor == pytest.approx(attention.scaling * qk_head_dim ** 0.5,
                                                        rel=1e-12)
+
+
+def test_kimi_linear_layers_are_hugging_faces_and_none_rotates(hf):
+    """Kimi Linear: the checkpoint's ``linear_attn_config`` lists its layers 1-based; read
+    as KimiLinearConfig reads it. No layer rotates (the family has no rotary embedding)."""
+    full = [4, 8, 12, 27]
+    config = {"model_type": "kimi_linear", "num_hidden_layers": 27, "hidden_size": 2304,
+              "num_attention_heads": 32, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+              "qk_nope_head_dim": 128,
+              "linear_attn_config": {"full_attn_layers": full,
+                                     "kda_layers": [n for n in range(1, 28) if n not in full]}}
+    ours = read_config(config)
+    assert [la.layer_type for la in ours.layers] == hf_config(hf, config).layer_types
+    assert [la.index + 1 for la in ours.layers if la.layer_type == "full_attention"] == full
+    assert ours.methods == ("none",)
+    assert not _has_rotary(_family_module(hf, "kimi_linear"))
+    with pytest.raises(ValueError, match="kda_layers"):
+        read_config({**config, "linear_attn_config": {"full_attn_layers": full,
+                                                      "kda_layers": [0, 1]}})
+    with pytest.raises(ValueError, match="neither"):
+        read_config({**config, "linear_attn_config": {"full_attn_layers": full,
+                                                      "kda_layers": [1, 2]}})
+
+
+def test_deepseek_v32_indexer_rotates_what_hugging_faces_indexer_rotates(hf):
+    import torch
+
+    config = load_bundled("deepseek-v3.2-exp")
+    ours = read_config(config)
+    module = _family_module(hf, "deepseek_v32")
+    with torch.device("meta"):
+        indexer = module.DeepseekV32Indexer(hf_config(hf, config), layer_idx=0)
+    assert {la.indexer_rotary_dim for la in ours.layers} == {indexer.qk_rope_head_dim}
+    assert indexer.head_dim == config["index_head_dim"] > indexer.qk_rope_head_dim
+    assert read_bundled("deepseek-v3").layers[0].indexer_rotary_dim == 0
+    with pytest.raises(ValueError, match="index_head_dim"):
+        read_config({**config, "index_head_dim": 32})
 
 
 def test_what_the_bundled_models_do_with_position():

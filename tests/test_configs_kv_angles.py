@@ -53,11 +53,31 @@ def test_kv_bytes_by_hand_for_three_models():
     assert gpt.bytes_at(4096, "float32") == 12 * 2 * 8 * 64 * 4 * (4096 + 127)
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if n != "deepseek-v3"])
+def test_kv_bytes_by_hand_for_the_hybrids_and_the_indexer():
+    # Qwen3.5-9B: 32 layers, one in four full attention (8), 4 KV heads of 256; the 24 Gated
+    # DeltaNet layers keep a fixed state, nothing per token
+    assert kv_cache(load_bundled("qwen3.5-9b")).bytes_at(1000) == 1000 * 8 * 2 * 4 * 256 * 2
+    # Kimi Linear (the configuration class's layout): 27 layers, latent attention at layers
+    # 4, 8, ..., 24 (6 of them), 512 + 64 numbers each; the KDA layers keep a fixed state
+    kimi = kv_cache(load_bundled("kimi-linear-48b-a3b-instruct"))
+    assert kimi.layout == "mla" and kimi.bytes_at(1000) == 1000 * 6 * (512 + 64) * 2
+    # DeepSeek-V3.2-Exp: 61 latent layers of 512 + 64, plus the indexer's key of 128
+    deepseek = kv_cache(load_bundled("deepseek-v3.2-exp"))
+    assert deepseek.bytes_at(1000) == 1000 * 61 * (512 + 64 + 128) * 2
+
+
+def _latent(name: str) -> bool:
+    config = load_bundled(name)
+    return "kv_lora_rank" in config.get("text_config", config)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if not _latent(n)])
 def test_kv_bytes_equal_what_hugging_faces_cache_stores(name):
     """transformers' DynamicCache, built from the same config, filled with one sequence of
-    L tokens per layer (meta tensors: no memory), holds exactly bytes_at(L). DeepSeek-V3 is
-    left out: Hugging Face caches its decompressed per-head keys and values, not the latent."""
+    L tokens per attention layer (meta tensors: no memory), holds exactly bytes_at(L). The
+    latent-attention models (DeepSeek-V3, V3.2, Kimi Linear) are left out: Hugging Face
+    caches their decompressed per-head keys and values, not the latent. A linear-attention
+    layer's cache (Qwen3-Next, Qwen3.5) holds a fixed-size state and no per-token keys."""
     torch = pytest.importorskip("torch")
     hf = pytest.importorskip("transformers")
     config = load_bundled(name)
@@ -69,23 +89,27 @@ def test_kv_bytes_equal_what_hugging_faces_cache_stores(name):
     for length in (100, 5000):
         cache = hf.DynamicCache(config=cfg)
         for i in range(cfg.num_hidden_layers):
+            if i < len(cache.layers) and not hasattr(cache.layers[i], "update"):
+                continue  # a linear-attention layer: its state is not keys and values
             k = torch.empty(1, cfg.num_key_value_heads, length, head_dim, dtype=torch.bfloat16,
                             device="meta")
             cache.update(k, k, i)
         stored = sum(t.numel() * t.element_size() for layer in cache.layers
-                     for t in (layer.keys, layer.values))
+                     if hasattr(layer, "keys") for t in (layer.keys, layer.values))
         assert stored == ours.bytes_at(length, "bfloat16"), (name, length)
 
 
 def _without_windows(config: dict) -> dict:
-    """The same model with every sliding layer made full (and its window removed)."""
+    """The same model with every sliding or chunked layer made full (its window or chunk
+    removed)."""
     text = dict(config.get("text_config", config))
     if "layer_types" in text:
-        text["layer_types"] = ["full_attention" if t == "sliding_attention" else t
-                               for t in text["layer_types"]]
+        text["layer_types"] = ["full_attention" if t in ("sliding_attention", "chunked_attention")
+                               else t for t in text["layer_types"]]
+    text.pop("attention_chunk_size", None)
     text["sliding_window"] = None
     text.pop("sliding_window_pattern", None)
-    if text.get("model_type") in ("gemma3_text", "olmo3", "gpt_oss", "exaone4"):
+    if text.get("model_type") in ("gemma3_text", "olmo3", "gpt_oss", "exaone4", "llama4_text"):
         text["layer_types"] = ["full_attention"] * text["num_hidden_layers"]
     return {"text_config": text} if "text_config" in config else text
 

@@ -39,8 +39,18 @@ qwen3_5_text      layer (default 4); ``mrope_section`` / ``mrope_interleaved`` a
 ministral3,       ``llama_4_scaling_beta`` in the rope parameters: a query temperature on
 mistral4          every layer, ``1 + beta ln(1 + floor(p / original_max_position_embeddings))``
 deepseek_v2,      multi-head latent attention: only ``qk_rope_head_dim`` features per head
-deepseek_v3       rotate; with a ``mscale_all_dim`` the softmax scale is multiplied by
-                  ``yarn_mscale(factor, mscale_all_dim) ** 2`` (``yarn_apply_mscale``)
+deepseek_v3,      rotate; with a ``mscale_all_dim`` the softmax scale is multiplied by
+deepseek_v32      ``yarn_mscale(factor, mscale_all_dim) ** 2`` (``yarn_apply_mscale``)
+deepseek_v32      every layer ``indexed_attention``: full attention restricted to the top
+                  ``index_topk`` keys its indexer picks; the indexer (``DeepseekV32Indexer``)
+                  rotates the first ``qk_rope_head_dim`` of its ``index_head_dim`` features
+                  with the model's frequencies in the half (``rotate_half``) layout, while the
+                  latent attention rotates interleaved pairs (``apply_rotary_pos_emb_interleave``)
+kimi_linear       ``linear_attention`` layers (Kimi Delta Attention, order from its recurrence
+                  and short convolution) and ``full_attention`` layers of multi-head latent
+                  attention with no RoPE at all: ``KimiLinearModel`` builds no rotary
+                  embedding, and its key is the latent plus an unrotated ``k_rot``; default
+                  ``layer_types``: a full layer at every index ``i > 0`` with ``i % 4 == 0``
 phi3, qwen2,      no ``head_dim`` of their own in Hugging Face's config class: the head is
 smollm3, olmo3,   ``hidden_size / num_attention_heads``, and a ``head_dim`` that disagrees is
 exaone4           a contradiction
@@ -62,12 +72,15 @@ class Family:
     ``{"full_attention": ..., "sliding_attention": ...}``). ``rope_by_layer_type``:
     ``None`` (one set of rotary parameters for every layer), ``"gemma3"`` or ``"olmo3"``.
     ``layer_rule``: how ``layer_types`` are derived when the config lists none.
-    ``nope_rule``: ``None``, ``"no_rope_layers"`` or ``"exaone4"``. ``extra_rope_keys``:
+    ``nope_rule``: ``None``, ``"no_rope_layers"``, ``"exaone4"`` or ``"all"`` (no layer
+    rotates, Kimi Linear). ``extra_rope_keys``:
     keys the family stores inside its rope parameters beyond Hugging Face's standard ones.
     ``derived_head_dim``: the head is ``hidden_size // num_attention_heads``, and a given
     ``head_dim`` must agree. ``sinks``: learned attention sinks on every layer.
     ``temperature``: ``None``, ``"llama4"`` or ``"llama_4_scaling_beta"``. ``latent``:
-    DeepSeek's multi-head latent attention (``qk_rope_head_dim``).
+    DeepSeek's multi-head latent attention (``qk_rope_head_dim``). ``indexer``: DeepSeek
+    Sparse Attention's indexer, with a rotary part of its own (``qk_rope_head_dim`` of
+    ``index_head_dim``, half layout).
     """
 
     default_theta: float | dict = 10000.0
@@ -80,6 +93,7 @@ class Family:
     sinks: bool = False
     temperature: str | None = None
     latent: bool = False
+    indexer: bool = False
 
 
 #: The rules of any ``model_type`` not in :data:`FAMILIES`.
@@ -113,6 +127,8 @@ FAMILIES: dict[str, Family] = {
     "mistral4": Family(extra_rope_keys=_LLAMA4_BETA, temperature="llama_4_scaling_beta"),
     "deepseek_v2": Family(latent=True),
     "deepseek_v3": Family(latent=True),
+    "deepseek_v32": Family(latent=True, indexer=True),
+    "kimi_linear": Family(latent=True, nope_rule="all", layer_rule="kimi_linear"),
 }
 
 

@@ -12,8 +12,11 @@ token that is (``values_per_token``):
   ``kv_lora_rank`` numbers plus the decoupled rotary key ``k_R`` of ``qk_rope_head_dim``
   numbers, shared by all heads (DeepSeek-V2 report, section 2.1.4: ``(d_c + d_h^R) l``
   elements per token);
-* a ``linear_attention`` layer (Qwen3-Next's Gated DeltaNet): nothing per token; its
-  recurrent state has a fixed size and is not counted here.
+* DeepSeek-V3.2's indexer keys on top: ``index_head_dim`` numbers per token and layer, one
+  key shared by the indexer's heads (Hugging Face's ``update_indexer`` keeps them in the
+  same cache; DeepSeek's own kernels store them in float8, counted here in the cache's dtype);
+* a ``linear_attention`` layer (Qwen3-Next's Gated DeltaNet, Kimi Linear's KDA): nothing
+  per token; its recurrent state has a fixed size and is not counted here.
 
 A query of a sliding-window layer of ``w`` sees itself and the ``w - 1`` keys before it
 (chapter 14), so after ``L`` tokens the layer keeps ``min(L, w - 1)`` of them for the next
@@ -103,6 +106,8 @@ def kv_cache(config: Mapping) -> KVCache:
                              f"(model_type {text.get('model_type')!r})")
         per_layer = (check_int("kv_lora_rank", text["kv_lora_rank"])
                      + check_int("qk_rope_head_dim", text.get("qk_rope_head_dim")))
+        if family.indexer:
+            per_layer += check_int("index_head_dim", text.get("index_head_dim", 128))
         layout = "mla"
     else:
         heads = check_int("num_attention_heads", text.get("num_attention_heads"))

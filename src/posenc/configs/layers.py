@@ -3,14 +3,16 @@
 Per layer, a config says (or its family's code implies, :mod:`posenc.configs.families`):
 
 * its **type**: ``layer_types`` when given (``full_attention``, ``sliding_attention``,
-  ``chunked_attention``, ``linear_attention``; the older ``attention`` means
-  ``full_attention``), else derived as the family's configuration class derives it
+  ``chunked_attention``, ``linear_attention``; the older ``attention`` and DeepSeek-V3.2's
+  ``indexed_attention`` mean ``full_attention``), else derived as the family's
+  configuration class derives it
   (``sliding_window_pattern``, ``max_window_layers``, ``full_attention_interval``, ...);
 * its **reach**: ``sliding_window`` tokens for a ``sliding_attention`` layer,
   ``attention_chunk_size`` for a ``chunked_attention`` one;
 * whether it **rotates**: ``no_rope_layers`` (SmolLM3, Llama 4: 1 = RoPE, 0 = NoPE) or a
   NoPE layer every ``no_rope_layer_interval`` layers; a ``linear_attention`` layer never
-  rotates (its recurrence carries order).
+  rotates (its recurrence carries order); no layer of a family with ``nope_rule="all"``
+  (Kimi Linear) rotates.
 
 :func:`layer_kinds` returns one :class:`LayerKind` per layer. Contradictions raise
 ``ValueError`` naming the field: ``layer_types`` or ``no_rope_layers`` of the wrong
@@ -28,7 +30,8 @@ from .families import Family
 
 __all__ = ["LayerKind", "LAYER_TYPES", "layer_kinds"]
 
-#: The layer types :func:`layer_kinds` knows (``"attention"`` is read as full attention).
+#: The layer types :func:`layer_kinds` knows (``"attention"`` and ``"indexed_attention"`` are
+#: read as full attention: DeepSeek-V3.2's sparse attention still sees the whole prefix).
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
 
 
@@ -88,6 +91,27 @@ def _derived_types(config: Mapping, family: Family, num_layers: int,
         period = check_int("full_attention_interval", config.get("full_attention_interval", 4))
         return ["linear_attention" if (i + 1) % period else "full_attention"
                 for i in range(num_layers)]
+    if rule == "kimi_linear":
+        # KimiLinearConfig: the checkpoint's linear_attn_config lists both kinds, 1-indexed;
+        # without it, full attention at every i > 0 with i % 4 == 0
+        linear = config.get("linear_attn_config") or {}
+        if not isinstance(linear, Mapping):
+            raise TypeError(f"linear_attn_config must be a mapping, got {linear!r}")
+        if "full_attn_layers" in linear and "kda_layers" in linear:
+            types = [None] * num_layers
+            for key, kind in (("full_attn_layers", "full_attention"),
+                              ("kda_layers", "linear_attention")):
+                for n in linear[key]:
+                    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= num_layers:
+                        raise ValueError(f"linear_attn_config['{key}'] holds 1-based layer "
+                                         f"numbers in [1, {num_layers}], got {n!r}")
+                    types[n - 1] = kind
+            if None in types:
+                raise ValueError(f"linear_attn_config leaves layer {types.index(None) + 1} "
+                                 "(1-based) in neither full_attn_layers nor kda_layers")
+            return types
+        return ["full_attention" if i and i % 4 == 0 else "linear_attention"
+                for i in range(num_layers)]
     if rule == "llama4":
         return ["chunked_attention" if r else "full_attention" for r in rotates]
     if rule == "smollm3":
@@ -127,7 +151,7 @@ def layer_kinds(config: Mapping, family: Family, num_layers: int) -> list[LayerK
     if given is not None:
         types = []
         for i, t in enumerate(_list("layer_types", given, num_layers)):
-            t = "full_attention" if t == "attention" else t
+            t = "full_attention" if t in ("attention", "indexed_attention") else t
             if t not in LAYER_TYPES:
                 raise ValueError(f"layer_types[{i}] must be one of "
                                  f"{', '.join(map(repr, LAYER_TYPES))}; got {t!r}")
@@ -149,6 +173,8 @@ def layer_kinds(config: Mapping, family: Family, num_layers: int) -> list[LayerK
                              "attention_chunk_size is not given")
         chunk = check_int("attention_chunk_size", config["attention_chunk_size"])
 
+    if family.nope_rule == "all":
+        rotates = [False] * num_layers
     if family.nope_rule == "exaone4" and config.get("sliding_window") is not None:
         rotates = [r and t != "full_attention" for r, t in zip(rotates, types, strict=True)]
     return [LayerKind(t, window if t == "sliding_attention" else None,

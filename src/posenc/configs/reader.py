@@ -28,6 +28,8 @@ fields                                 what they give
 ``layer_types``, ``sliding_window``,   each layer's type and reach (:mod:`.layers`)
 ``sliding_window_pattern``,
 ``attention_chunk_size``
+``index_head_dim``                     DeepSeek-V3.2's indexer (its rotary part is
+                                       ``qk_rope_head_dim``, half layout)
 ``no_rope_layers``,                    NoPE layers (SmolLM3, Llama 4)
 ``no_rope_layer_interval``
 ``attn_temperature_tuning``,           Llama 4's query temperature on its NoPE layers
@@ -108,7 +110,9 @@ class LayerPositions:
     (0 for none). ``sinks``: learned per-head attention sinks. ``temperature``: a
     :class:`Temperature` or ``None``. ``softmax_scale_factor``: a multiplier on the
     ``1/sqrt(d)`` softmax scale (DeepSeek's YaRN ``mscale ** 2``; 1.0 otherwise).
-    ``rope``: the checked parameters (``None`` when none).
+    ``rope``: the checked parameters (``None`` when none). ``indexer_rotary_dim``: the
+    features of DeepSeek-V3.2's indexer keys that rotate (same frequencies, half layout; 0
+    where the layer has no indexer).
     """
 
     index: int
@@ -125,6 +129,7 @@ class LayerPositions:
     temperature: Temperature | None = None
     softmax_scale_factor: float = 1.0
     rope: RopeSpec | None = field(default=None, repr=False)
+    indexer_rotary_dim: int = 0
 
     def frequencies_at(self, seq_len: float) -> np.ndarray | None:
         """The frequencies while the sequence is ``seq_len`` long: differs from
@@ -223,6 +228,18 @@ def _temperature(config: Mapping, family: Family, specs: dict) -> Temperature | 
     return None
 
 
+def _indexer_rotary_dim(config: Mapping, family: Family, head_dim: int) -> int:
+    """DeepSeek-V3.2 (``DeepseekV32Indexer``): the first ``qk_rope_head_dim`` of the indexer's
+    ``index_head_dim`` features rotate; 0 for a family without an indexer."""
+    if not family.indexer:
+        return 0
+    index_dim = check_int("index_head_dim", config.get("index_head_dim", 128))
+    if index_dim < head_dim:
+        raise ValueError(f"index_head_dim ({index_dim}) must be at least qk_rope_head_dim "
+                         f"({head_dim}): the indexer rotates that many of its features")
+    return head_dim
+
+
 def _positive(name: str, value, *, allow_zero: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{name} must be a number, got {value!r}")
@@ -288,6 +305,7 @@ def read_config(config: Mapping) -> ModelPositions:
         if pair is not None:
             pair[0].setflags(write=False)
     temperature = _temperature(config, family, by_type)
+    indexer_dim = _indexer_rotary_dim(config, family, head_dim)
 
     layers = []
     for i, kind in enumerate(layer_kinds(config, family, num_layers)):
@@ -314,6 +332,7 @@ def read_config(config: Mapping) -> ModelPositions:
             theta=spec.theta if rotates else None, sinks=family.sinks,
             temperature=layer_temperature,
             softmax_scale_factor=_softmax_scale_factor(family, spec, by_type.get(key)),
-            rope=spec if rotates else None))
+            rope=spec if rotates else None,
+            indexer_rotary_dim=indexer_dim if rotates else 0))
     return ModelPositions(model_type, num_layers, head_dim, max_len, tuple(layers),
                           meta["_source"], meta["_date"])
