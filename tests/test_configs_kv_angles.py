@@ -24,6 +24,7 @@ from posenc.configs import (
     pair_regions,
     read_bundled,
     read_config,
+    survey_row,
     trained_length,
     unscaled_frequencies,
     unseen_pairs,
@@ -255,3 +256,31 @@ def test_every_bundled_model_has_its_source_and_date_on_the_references_page():
         entry = next(e for e in section.split("\n- ") if e.startswith(f"`{name}`"))
         assert config["_source"].removesuffix("/config.json") in entry, name
         assert config["_date"] in entry and config["_found_in"] in " ".join(entry.split()), name
+
+
+# --- chapter 15's table -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_survey_rows_account_for_every_layer(name):
+    row = survey_row(name)
+    assert row.rotating + row.nope + row.linear == row.layers == read_bundled(name).num_layers
+    assert (row.base is None) == (row.rotating == 0) == (row.scaling is None)
+    assert row.from_defaults == (name not in bundled_names(files_only=True))
+
+
+def test_survey_rows_against_the_files_by_hand():
+    qwen = load_bundled("qwen3.5-9b")["text_config"]
+    row = survey_row("qwen3.5-9b")
+    assert row.rotating == qwen["layer_types"].count("full_attention") == 8
+    assert row.linear == 24 and row.nope == 0 and not row.from_defaults
+    assert row.rotated_share == qwen["rope_parameters"]["partial_rotary_factor"]
+    assert row.base == qwen["rope_parameters"]["rope_theta"]
+    # Llama 4: every 4th of 48 layers NoPE (no_rope_layer_interval 4), the rest chunked
+    scout = survey_row("llama-4-scout-17b-16e")
+    assert (scout.nope, scout.windowed, scout.temperature) == (12, 36, "llama4")
+    kimi = survey_row("kimi-linear-48b-a3b-instruct")
+    assert (kimi.rotating, kimi.nope, kimi.linear, kimi.base) == (0, 6, 21, None)
+    assert survey_row("ministral-3-3b-instruct-2512").temperature == "llama_4_scaling_beta"
+    assert survey_row("llama-3.1-8b").scaling == "llama3 ×8"
+    with pytest.raises(ValueError, match="length"):
+        survey_row("llama-3.1-8b", length=0)

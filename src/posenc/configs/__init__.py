@@ -18,6 +18,8 @@ module              what it holds
                     regions (:func:`unseen_pairs`, :func:`pair_regions`)
 ``kv_cache``        the KV cache's bytes per token (:func:`kv_cache`: GQA, DeepSeek's
                     latent attention, sliding windows and chunks)
+``survey``          one row per bundled model: its layers by kind, base, rotated share,
+                    scaling, temperature and KV bytes (:func:`survey_row`)
 ==================  ===================================================================
 
 Example::
@@ -46,6 +48,7 @@ from .kv_cache import DTYPE_BYTES, KVCache, kv_cache
 from .layers import LAYER_TYPES
 from .reader import LayerPositions, ModelPositions, Temperature, read_config
 from .rope_parameters import ROPE_KEYS
+from .survey import SurveyRow, survey_row
 
 __all__ = [
     "read_config",
@@ -70,4 +73,6 @@ __all__ = [
     "unseen_pairs",
     "pair_regions",
     "REGIONS",
+    "SurveyRow",
+    "survey_row",
 ]

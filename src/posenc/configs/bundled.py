@@ -7,9 +7,13 @@ with
 
 * ``"_source"``: the Hugging Face repository and file, e.g.
   ``"meta-llama/Llama-3.1-8B/config.json"``;
-* ``"_date"``: the model's release month, ``"YYYY-MM"``;
+* ``"_date"``: the model's release month, ``"YYYY-MM"`` (the year alone where a source
+  gives no month, ``"unknown"`` where none gives it);
 * ``"_found_in"``: where the values were read, a public GitHub copy of that file
-  (``owner/repo/path@commit``), since the Hub itself was out of reach;
+  (``owner/repo/path@commit``), since the Hub itself was out of reach; or, where no copy
+  was found, Hugging Face's configuration class for the family, whose docstring names the
+  checkpoint (``"transformers 5.23.0 configuration_<family>.py defaults ..."``): its layer
+  pattern and position fields are the class's defaults, not necessarily the checkpoint's;
 * ``"_note"`` (some): what to know about that copy.
 
 :func:`bundled_names` lists them, :func:`load_bundled` returns one as a dict (metadata
@@ -34,9 +38,17 @@ def _files() -> dict[str, str]:
             for p in folder.iterdir() if p.name.endswith(".json")}
 
 
-def bundled_names() -> tuple[str, ...]:
-    """The bundled configs' names (file names without ``.json``), by release date."""
-    return tuple(sorted(_files(), key=lambda n: (load_bundled(n)["_date"], n)))
+_DEFAULTS = "transformers "  # how _found_in starts for a config built from class defaults
+
+
+def bundled_names(*, files_only: bool = False) -> tuple[str, ...]:
+    """The bundled configs' names (file names without ``.json``), by release date (undated
+    ones last). ``files_only``: only those read from a copy of the checkpoint's own
+    ``config.json``, not built from a configuration class's defaults."""
+    names = sorted(_files(), key=lambda n: (load_bundled(n)["_date"], n))
+    if files_only:
+        names = [n for n in names if not load_bundled(n)["_found_in"].startswith(_DEFAULTS)]
+    return tuple(names)
 
 
 def load_bundled(name: str) -> dict:
