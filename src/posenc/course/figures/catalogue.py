@@ -82,7 +82,9 @@ class SliderFigure:
 
 
 _BASES = log_steps(10, 1e6, per_decade=2)
-_MODELS = list(bundled_names())
+# the selectors show the models read from a copy of their own config.json; those built from
+# a configuration class's defaults are in chapter 15's table only (their bases are defaults)
+_MODELS = list(bundled_names(files_only=True))
 
 #: The slider figures, by key, in the order of the book.
 SLIDERS: dict[str, SliderFigure] = {
@@ -203,7 +205,7 @@ SLIDERS: dict[str, SliderFigure] = {
         "Model's layers and pairs", initial={"model": "llama-3.1-8b"}, height=4.2),
     "target_length": SliderFigure(
         "15_reading_configs", configs.draw_target_length,
-        {"model": _MODELS, "target": [4096, 32768, 131072, 262144, 1048576]},
+        {"model": _MODELS, "target": [32768, 131072, 262144, 1048576]},
         "Model at a target length", initial={"model": "llama-3.1-8b", "target": 131072},
         labels={"target": "target length T"}, height=4.0),
     "partial_rotary": SliderFigure(
