@@ -100,7 +100,7 @@ def draw_stick_breaking(fig, shift: float, n: int = 16, seed: int = 0):
     ax.bar(j + 0.2, stick, width=0.4, color=COLORS[1], label="stick-breaking")
     ax.set(xlabel=f"key j (the query is {n - 1})", ylabel="attention weight",
            ylim=(0, 1.0), xticks=j[::3])
-    ax.set_title(f"logits + {shift:g}: stick-breaking sum {stick.sum():.2f}, "
+    ax.set_title(f"logits {shift:+g}: stick-breaking sum {stick.sum():.2f}, "
                  f"remainder {1 - stick.sum():.2f}", fontsize=10)
     ax.legend(fontsize=9, loc="upper left", frameon=False)
     return ax
