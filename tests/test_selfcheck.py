@@ -295,3 +295,13 @@ def test_numeric_answers_of_chapter_14_match_the_formulas():
     assert answer("local_global.nope-temperature") == pytest.approx(
         round(1 + 0.1 * math.log(129), 2))
     assert answer("local_global.sink-weight") == pytest.approx(round(6 / 9, 2))
+
+
+def test_numeric_answers_of_chapter_17_match_the_formulas():
+    def answer(question_id):
+        return correct_answer(question(question_id))
+
+    # FoX: the gates of tokens 3, 4, 5 between key 2 and query 5
+    assert answer("data_dependent.fox-bias-between") == pytest.approx(round(3 * math.log(0.5), 2))
+    # stick-breaking: three keys each taking half of what is left
+    assert answer("data_dependent.stick-left") == pytest.approx(1 / 2 + 1 / 4 + 1 / 8)
