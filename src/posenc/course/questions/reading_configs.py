@@ -69,4 +69,16 @@ def questions() -> list[dict]:
             "frequencies come from the config's rope fields or an override of them."},
            "The slow pairs then meet angles they never saw past 32,768 tokens.",
            understanding=True),
+        mc("reading_configs.order-without-rope",
+           "Kimi Linear's attention layers (multi-head latent attention, about one layer in four) "
+           "apply no RoPE, and its other layers are Kimi Delta Attention. Where does the "
+           "model's sense of order come from?",
+           "From the Kimi Delta Attention layers: a recurrence with a short convolution "
+           "reads the tokens in order",
+           {"From the latent attention's decoupled rotary key": "Kimi Linear builds no "
+            "rotary embedding at all: its k_rot is never rotated.",
+            "Nowhere: the model cannot tell word order": "A causal recurrence sees the "
+            "tokens one after another, so its state depends on their order."},
+           "A recurrent layer carries order in its state; attention then reads it from there.",
+           understanding=True),
     ]
