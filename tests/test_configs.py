@@ -86,7 +86,7 @@ def hf_float64(modules):
 
 def _family_module(hf, model_type):
     name = {"gemma3_text": "gemma3", "llama4_text": "llama4",
-            "qwen3_5_text": "qwen3_5"}.get(model_type, model_type)
+            "qwen3_5_text": "qwen3_5", "gemma4_text": "gemma4"}.get(model_type, model_type)
     return importlib.import_module(f"transformers.models.{name}.modeling_{name}")
 
 

@@ -65,6 +65,12 @@ def test_kv_bytes_by_hand_for_the_hybrids_and_the_indexer():
     # DeepSeek-V3.2-Exp: 61 latent layers of 512 + 64, plus the indexer's key of 128
     deepseek = kv_cache(load_bundled("deepseek-v3.2-exp"))
     assert deepseek.bytes_at(1000) == 1000 * 61 * (512 + 64 + 128) * 2
+    # Gemma 4 (the configuration class's layout): 30 layers, every 6th full attention (5) with
+    # its own head of 512, 25 sliding (window 512: 511 kept) with heads of 256; 4 KV heads
+    gemma4 = kv_cache(load_bundled("gemma-4-e2b-it"))
+    assert gemma4.bytes_at(1000) == (5 * 1000 * 2 * 4 * 512 + 25 * 511 * 2 * 4 * 256) * 2
+    with pytest.raises(ValueError, match="num_kv_shared_layers"):
+        kv_cache({**load_bundled("gemma-4-e2b-it"), "num_kv_shared_layers": 10})
 
 
 def _latent(name: str) -> bool:
@@ -85,15 +91,19 @@ def test_kv_bytes_equal_what_hugging_faces_cache_stores(name):
     text = config.get("text_config", config)
     cfg = hf.CONFIG_MAPPING[text["model_type"]](
         **{k: v for k, v in text.items() if not k.startswith("_")})
-    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    head_dim = text.get("head_dim") or cfg.hidden_size // cfg.num_attention_heads
     ours = kv_cache(config)
     for length in (100, 5000):
         cache = hf.DynamicCache(config=cfg)
         for i in range(cfg.num_hidden_layers):
             if i < len(cache.layers) and not hasattr(cache.layers[i], "update"):
                 continue  # a linear-attention layer: its state is not keys and values
-            k = torch.empty(1, cfg.num_key_value_heads, length, head_dim, dtype=torch.bfloat16,
-                            device="meta")
+            # Gemma 4: a layer's own head and KV heads (Gemma4TextConfig.per_layer_config)
+            layer_cfg = cfg.per_layer_config[i] if hasattr(cfg, "per_layer_config") else cfg
+            k = torch.empty(1, getattr(layer_cfg, "num_key_value_heads", None)
+                            or cfg.num_key_value_heads, length,
+                            getattr(layer_cfg, "head_dim", None) or head_dim,
+                            dtype=torch.bfloat16, device="meta")
             cache.update(k, k, i)
         stored = sum(t.numel() * t.element_size() for layer in cache.layers
                      if hasattr(layer, "keys") for t in (layer.keys, layer.values))
@@ -282,5 +292,12 @@ def test_survey_rows_against_the_files_by_hand():
     assert (kimi.rotating, kimi.nope, kimi.linear, kimi.base) == (0, 6, 21, None)
     assert survey_row("ministral-3-3b-instruct-2512").temperature == "llama_4_scaling_beta"
     assert survey_row("llama-3.1-8b").scaling == "llama3 ×8"
+    # Gemma 4: the row is its global layers' p-RoPE (a quarter of the pairs turn), not its
+    # sliding layers' plain RoPE; Gemma 3: its global base
+    gemma4 = load_bundled("gemma-4-e2b-it")["rope_parameters"]["full_attention"]
+    row = survey_row("gemma-4-e2b-it")
+    assert (row.scaling, row.rotated_share, row.base) == (
+        "proportional", gemma4["partial_rotary_factor"], gemma4["rope_theta"])
+    assert survey_row("gemma-3-1b-it").base == load_bundled("gemma-3-1b-it")["rope_theta"]
     with pytest.raises(ValueError, match="length"):
         survey_row("llama-3.1-8b", length=0)

@@ -46,6 +46,11 @@ deepseek_v32      every layer ``indexed_attention``: full attention restricted t
                   rotates the first ``qk_rope_head_dim`` of its ``index_head_dim`` features
                   with the model's frequencies in the half (``rotate_half``) layout, while the
                   latent attention rotates interleaved pairs (``apply_rotary_pos_emb_interleave``)
+gemma4_text       ``rope_parameters`` keyed by layer type (default: ``sliding_attention`` plain
+                  RoPE base 1e4, ``full_attention`` ``proportional`` p = 0.25 base 1e6); the
+                  ``full_attention`` layers have a head of their own, ``global_head_dim``
+                  (default 512, ``Gemma4TextConfig.per_layer_config``), which their rotary
+                  frequencies and KV cache use
 kimi_linear       ``linear_attention`` layers (Kimi Delta Attention, order from its recurrence
                   and short convolution) and ``full_attention`` layers of multi-head latent
                   attention with no RoPE at all: ``KimiLinearModel`` builds no rotary
@@ -94,6 +99,7 @@ class Family:
     temperature: str | None = None
     latent: bool = False
     indexer: bool = False
+    global_head_dim: int | None = None
 
 
 #: The rules of any ``model_type`` not in :data:`FAMILIES`.
@@ -128,6 +134,7 @@ FAMILIES: dict[str, Family] = {
     "deepseek_v2": Family(latent=True),
     "deepseek_v3": Family(latent=True),
     "deepseek_v32": Family(latent=True, indexer=True),
+    "gemma4_text": Family(layer_rule="gemma3", global_head_dim=512),
     "kimi_linear": Family(latent=True, nope_rule="all", layer_rule="kimi_linear"),
 }
 

@@ -12,6 +12,10 @@ token that is (``values_per_token``):
   ``kv_lora_rank`` numbers plus the decoupled rotary key ``k_R`` of ``qk_rope_head_dim``
   numbers, shared by all heads (DeepSeek-V2 report, section 2.1.4: ``(d_c + d_h^R) l``
   elements per token);
+* Gemma 4's full-attention layers: their own head, ``global_head_dim``, (and
+  ``num_global_key_value_heads`` heads where ``attention_k_eq_v`` gives them; a config
+  whose last layers share another layer's cache, ``num_kv_shared_layers`` > 0, is refused
+  rather than miscounted);
 * DeepSeek-V3.2's indexer keys on top: ``index_head_dim`` numbers per token and layer, one
   key shared by the indexer's heads (Hugging Face's ``update_indexer`` keeps them in the
   same cache; DeepSeek's own kernels store them in float8, counted here in the cache's dtype);
@@ -117,9 +121,23 @@ def kv_cache(config: Mapping) -> KVCache:
                              f"num_attention_heads ({heads})")
         per_layer = 2 * kv_heads * _kv_head_dim(text)
         layout = "gqa"
+    full_layer = per_layer
+    if family.global_head_dim is not None:
+        if text.get("num_kv_shared_layers"):
+            raise ValueError("num_kv_shared_layers > 0 (layers reading another layer's cache) "
+                             "is not counted by kv_cache; got "
+                             f"{text['num_kv_shared_layers']!r}")
+        global_kv = text.get("num_global_key_value_heads")
+        if global_kv is None or not text.get("attention_k_eq_v", False):
+            global_kv = kv_heads
+        full_layer = 2 * check_int("num_global_key_value_heads", global_kv) * check_int(
+            "global_head_dim", text.get("global_head_dim", family.global_head_dim))
     values, kept = [], []
     for layer in model.layers:
-        values.append(0 if layer.layer_type == "linear_attention" else per_layer)
+        if layer.layer_type == "linear_attention":
+            values.append(0)
+        else:
+            values.append(full_layer if layer.layer_type == "full_attention" else per_layer)
         limit = layer.window or layer.chunk
         kept.append(None if limit is None else limit - 1)
     return KVCache(tuple(values), tuple(kept), layout)

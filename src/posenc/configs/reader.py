@@ -24,6 +24,7 @@ fields                                 what they give
 ``head_dim``, ``hidden_size``,         the head size (``hidden_size / num_attention_heads``
 ``num_attention_heads``                when no ``head_dim``); ``partial_rotary_factor``
                                        the fraction of it that rotates
+``global_head_dim``                    Gemma 4: the head of its full-attention layers
 ``qk_rope_head_dim``                   DeepSeek's latent attention: the rotating part
 ``layer_types``, ``sliding_window``,   each layer's type and reach (:mod:`.layers`)
 ``sliding_window_pattern``,
@@ -228,6 +229,15 @@ def _temperature(config: Mapping, family: Family, specs: dict) -> Temperature | 
     return None
 
 
+def _full_head_dim(config: Mapping, family: Family) -> int | None:
+    """Gemma 4: the full-attention layers' own head (``global_head_dim``); ``None`` for a
+    family with one head size."""
+    if family.global_head_dim is None:
+        return None
+    return check_int("global_head_dim", config.get("global_head_dim", family.global_head_dim),
+                     minimum=2)
+
+
 def _indexer_rotary_dim(config: Mapping, family: Family, head_dim: int) -> int:
     """DeepSeek-V3.2 (``DeepseekV32Indexer``): the first ``qk_rope_head_dim`` of the indexer's
     ``index_head_dim`` features rotate; 0 for a family without an indexer."""
@@ -293,13 +303,17 @@ def read_config(config: Mapping) -> ModelPositions:
         raise ValueError("num_hidden_layers is required (one entry per layer is returned)")
     num_layers = check_int("num_hidden_layers", config["num_hidden_layers"])
     head_dim = _head_dim(config, family)
+    full_head = _full_head_dim(config, family)
+
+    def head_of(layer_type: str) -> int:
+        return full_head if full_head is not None and layer_type == "full_attention" else head_dim
     max_len = config.get("max_position_embeddings")
     if max_len is not None:
         max_len = check_int("max_position_embeddings", max_len)
 
     by_type = rope_parameters_by_layer_type(config, family)
     specs = {t: (None if r is None else rope_spec(r, config, family)) for t, r in by_type.items()}
-    computed = {t: (None if s is None else spec_frequencies(s, head_dim))
+    computed = {(t, head_of(t)): (None if s is None else spec_frequencies(s, head_of(t)))
                 for t, s in specs.items()}
     for pair in computed.values():
         if pair is not None:
@@ -317,8 +331,12 @@ def read_config(config: Mapping) -> ModelPositions:
             key = None
         spec = specs.get(key)
         rotates = kind.rotates and spec is not None
+        layer_head = head_of(kind.layer_type)
         if rotates:
-            freqs, factor = computed[key]
+            if (key, layer_head) not in computed:  # a head size of its own (Gemma 4)
+                computed[key, layer_head] = spec_frequencies(spec, layer_head)
+                computed[key, layer_head][0].setflags(write=False)
+            freqs, factor = computed[key, layer_head]
         layer_temperature = temperature
         if family.temperature == "llama4":
             layer_temperature = None if kind.rotates else temperature  # NoPE layers only
@@ -327,8 +345,8 @@ def read_config(config: Mapping) -> ModelPositions:
             method=spec.rope_type if rotates else "none",
             frequencies=freqs if rotates else None,
             attention_factor=float(factor) if rotates else 1.0,
-            window=kind.window, chunk=kind.chunk, head_dim=head_dim,
-            rotary_dim=rotary_dim(spec, head_dim) if rotates else 0,
+            window=kind.window, chunk=kind.chunk, head_dim=layer_head,
+            rotary_dim=rotary_dim(spec, layer_head) if rotates else 0,
             theta=spec.theta if rotates else None, sinks=family.sinks,
             temperature=layer_temperature,
             softmax_scale_factor=_softmax_scale_factor(family, spec, by_type.get(key)),

@@ -23,8 +23,9 @@ class SurveyRow:
     rotating or not), ``nope`` (attention without RoPE), ``linear`` (linear attention, order
     from its recurrence); ``rotating + nope + linear == layers``. ``base``, ``rotated_share``
     (``rotary_dim / head_dim``, or for the ``proportional`` type the share of pairs that
-    turn) and ``scaling`` (the rope type, with its factor) of the first rotating layer
-    (``None`` when no layer rotates); ``temperature``: the query temperature's kind or
+    turn) and ``scaling`` (the rope type, with its factor) of the first rotating
+    full-attention layer, else of the first rotating layer (``None`` when no layer
+    rotates); ``temperature``: the query temperature's kind or
     ``None``; ``kv_kib``: the KV cache per token at ``length`` tokens, bf16, in KiB;
     ``from_defaults``: built from a configuration class's defaults, not a copy of the
     checkpoint's file (:mod:`posenc.configs.bundled`)."""
@@ -51,7 +52,10 @@ def survey_row(name: str, length: int = 32768) -> SurveyRow:
     layers = model.layers
     rotating = [la for la in layers if la.rope is not None]
     linear = sum(la.layer_type == "linear_attention" for la in layers)
-    first = rotating[0] if rotating else None
+    # the full-attention layers' rotation where they rotate (Gemma's global base, Gemma 4's
+    # p-RoPE), else the first rotating layer's (EXAONE 4's sliding layers)
+    full = [la for la in rotating if la.layer_type == "full_attention"]
+    first = (full or rotating or [None])[0]
     share = scaling = None
     if first is not None:
         if first.method == "proportional":  # the unrotated pairs are kept at frequency 0
