@@ -187,7 +187,9 @@ def strip_notebook(text: str) -> str:
 # review the diff like any other change.
 
 GOLDEN = ROOT / "tests" / "golden"
-EXECUTED = ROOT / "_build" / "jupyter_execute" / "book"
+#: The build's execution cache (posenc_site.execute fills it; the build reads it). The golden
+#: outputs come from here: the copies MyST-NB writes to _build/jupyter_execute carry no outputs.
+CACHE = ROOT / "_build" / ".jupyter_cache"
 STAGING = ROOT / "_build" / "nbval" / "book"
 TAG = "nbval-check-output"
 
@@ -197,11 +199,17 @@ def tagged_cells(nb) -> list:
 
 
 def text_outputs(outputs) -> list[dict]:
-    """The outputs nbval compares as text: streams and plain-text results."""
+    """The outputs nbval compares as text: streams (consecutive writes to one stream as one
+    output, as a notebook front end shows them and nbval compares them) and plain-text
+    results."""
     kept = []
     for out in outputs:
         if out["output_type"] == "stream":
-            kept.append({"output_type": "stream", "name": out["name"], "text": out["text"]})
+            last = kept[-1] if kept else None
+            if last and last["output_type"] == "stream" and last["name"] == out["name"]:
+                last["text"] += out["text"]
+            else:
+                kept.append({"output_type": "stream", "name": out["name"], "text": out["text"]})
         elif out["output_type"] == "execute_result" and "text/plain" in out["data"]:
             kept.append({"output_type": "execute_result", "execution_count": None,
                          "metadata": {}, "data": {"text/plain": out["data"]["text/plain"]}})
@@ -212,14 +220,26 @@ def golden_path(notebook: Path) -> Path:
     return GOLDEN / f"{notebook.stem}.json"
 
 
+def executed_notebook(source: Path):
+    """``source`` with the outputs of its last execution, from the build's execution cache
+    (matched by its code, so an edited notebook is refused until ``make book`` runs it)."""
+    from jupyter_cache import get_cache
+
+    if not CACHE.is_dir():
+        sys.exit(f"{CACHE} is missing: run `make book` first")
+    try:
+        _, nb = get_cache(str(CACHE)).merge_match_into_notebook(read_notebook(source))
+    except KeyError:
+        sys.exit(f"{source.name} has no execution in {CACHE} that matches its code: "
+                 "run `make book` first")
+    return nb
+
+
 def golden_update() -> None:
     """Refresh tests/golden/ from the notebooks the last `make book` executed."""
     GOLDEN.mkdir(parents=True, exist_ok=True)
     for source in sorted(BOOK.glob("*.ipynb")):
-        executed = EXECUTED / source.name
-        if not executed.exists():
-            sys.exit(f"{executed} is missing: run `make book` first")
-        nb = read_notebook(executed)
+        nb = executed_notebook(source)
         golden = {cell.id: text_outputs(cell.outputs) for cell in tagged_cells(nb)}
         path = golden_path(source)
         if golden:
