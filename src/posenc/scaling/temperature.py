@@ -68,12 +68,7 @@ def attention_temperature(positions, *, floor_scale: float = 8192, attn_scale: f
             raise ValueError("positions must be >= 0")
         # the tensor's own methods: the same formula, and this numpy module imports no torch
         return ((positions.float() + 1.0) / floor_scale).floor().log1p() * attn_scale + 1.0
-    arr = np.asarray(positions)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"positions must be integers, got dtype {arr.dtype}")
-    if arr.size and arr.min() < 0:
-        raise ValueError("positions must be >= 0")
-    return np.log1p(np.floor((arr + 1.0) / floor_scale)) * attn_scale + 1.0
+    return np.log1p(np.floor((_positions(positions) + 1.0) / floor_scale)) * attn_scale + 1.0
 
 
 def _key_counts(n) -> np.ndarray:
