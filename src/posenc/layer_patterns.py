@@ -69,7 +69,8 @@ class LayerSpec:
     gives the method its ``window`` and the layer no sliding window. ``reach``: one of
     :data:`REACHES`; ``size``: the window or chunk in tokens (``None`` for ``"full"``);
     ``sinks``: a learned sink logit per head; ``temperature``: ``None`` or
-    ``(floor_scale, attn_scale)`` for Llama 4's query multiplier.
+    ``(floor_scale, attn_scale)`` for Llama 4's query multiplier; ``gate``: a sigmoid gate
+    on each head's output (Qwen3-Next's gated attention, the layer's ``output_gate``).
     """
 
     position: str = "rope"
@@ -78,6 +79,7 @@ class LayerSpec:
     size: int | None = None
     sinks: bool = False
     temperature: tuple | None = None
+    gate: bool = False
 
     def __post_init__(self):
         options = dict(self.options)
@@ -97,6 +99,8 @@ class LayerSpec:
             check_int("size", self.size)
         if not isinstance(self.sinks, bool):
             raise TypeError(f"sinks must be True or False, got {self.sinks!r}")
+        if not isinstance(self.gate, bool):
+            raise TypeError(f"gate must be True or False, got {self.gate!r}")
         if self.temperature is not None:
             if not isinstance(self.temperature, tuple) or len(self.temperature) != 2:
                 raise TypeError("temperature must be None or (floor_scale, attn_scale), got "
@@ -110,10 +114,12 @@ class LayerSpec:
         return PositionSpec(self.position, **dict(self.options))
 
     def describe(self) -> str:
-        """One short line: ``"rope window 16 base 1e+04 sinks"``, ``"none full temperature"``."""
+        """One short line: ``"rope window 16 base 1e+04 sinks"``, ``"none full temperature"``,
+        ``"rope full gate"``."""
         parts = [self.position, self.reach if self.size is None else f"{self.reach} {self.size}"]
         parts += [f"{k} {v:.0e}" if isinstance(v, float) else f"{k} {v}" for k, v in self.options]
         parts += ["sinks"] * self.sinks + ["temperature"] * (self.temperature is not None)
+        parts += ["gate"] * self.gate
         return " ".join(parts)
 
     @property

@@ -199,7 +199,7 @@ class Block(nn.Module):
         if layer is not None:
             position = layer.position_spec
             reach = dict(window=layer.window, chunk=layer.chunk, sinks=layer.sinks,
-                         temperature=layer.temperature)
+                         temperature=layer.temperature, output_gate=layer.gate)
         elif not isinstance(position, PositionSpec):  # the config's options: its method's
             position = (config.position_spec if position == config.position
                         else PositionSpec(position))

@@ -6,7 +6,8 @@ name with its options as keywords (``MultiHeadSelfAttention(64, 4, "t5",
 num_buckets=16)``, short for the same spec). Either way the options are checked once,
 against that method's own constructor: one it does not take raises ``TypeError``. The
 layer's own keywords (``causal``, ``bias``, ``in_model``, ``window``, ``chunk``,
-``sinks``, ``temperature``) are always the layer's; a method option of the same name goes
+``sinks``, ``temperature``, ``output_gate``) are always the layer's; a method option of
+the same name goes
 in the spec, ``PositionSpec("winbias", window=3)``, and given as a bare keyword beside a
 method name that takes it too, it is refused rather than guessed.
 
@@ -29,7 +30,9 @@ a causal layer to a sliding window or its chunk (:func:`posenc.masks.visible`, t
 built here with torch, ``[seq, seq]``, on the input's device); ``sinks=True`` adds a
 learned sink logit per head (:mod:`posenc.nn.sinks`); ``temperature=(floor_scale,
 attn_scale)`` multiplies the queries by Llama 4's
-:func:`posenc.scaling.attention_temperature` of their positions.
+:func:`posenc.scaling.attention_temperature` of their positions. ``output_gate=True``
+multiplies each head's output, elementwise, by ``sigmoid(x W_g + b_g)`` before the output
+projection (:meth:`MultiHeadSelfAttention.output_gate_values`).
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ class MultiHeadSelfAttention(nn.Module):
     method takes (``PositionMethod.options``).
 
     The named keywords (``causal``, ``bias``, ``in_model``, ``window``, ``chunk``,
-    ``sinks``, ``temperature``) are the layer's, whatever the method: ``window=3`` is a
+    ``sinks``, ``temperature``, ``output_gate``) are the layer's, whatever the method: ``window=3`` is a
     sliding window of 3. A method option with such a name goes through the spec,
     ``MultiHeadSelfAttention(16, 2, PositionSpec("winbias", window=3))``, and
     ``MultiHeadSelfAttention(16, 2, PositionSpec("winbias"), window=3)`` gives the layer
@@ -81,12 +84,27 @@ class MultiHeadSelfAttention(nn.Module):
     ``TypeError`` saying so, as it could mean either; a :class:`PositionSpec` together
     with option keywords raises too (the spec holds the options).
     ``in_model=True`` when a whole model builds the layer (see :class:`AttentionSpec`).
+
+    ``output_gate=True``: gated attention output (Qiu et al., 2025, arXiv:2505.06708, the
+    paper's G1 position; Qwen3-Next's ``Qwen3NextAttention``): the output of head ``h``,
+    ``[batch, seq, head_dim]`` after the weighted sum of values and before the output
+    projection, is multiplied elementwise by ``sigmoid(x W_g + b_g)`` for that head's
+    ``head_dim`` columns, ``x`` being the layer's input (after the block's pre-norm, what
+    the q/k/v projection reads). ``self.gate`` is that ``Linear(d_model, d_model)``, its
+    output laid out head by head as Hugging Face's ``gate.reshape(*input_shape, -1)``
+    (Qwen3-Next computes it in ``q_proj``, each head's query and gate side by side, and
+    ``torch.chunk`` splits them). Cost: one more ``d_model x d_model`` projection
+    (``2 b L d_model^2`` FLOPs, ``d_model^2`` (+ ``d_model``) parameters) and ``2 b L d_model``
+    elementwise operations. A head can then output about 0 by closing its gate, where a
+    softmax head must put its weight on some key. The gate is built last, so every other
+    weight of the layer draws the same random numbers as without it.
     """
 
     def __init__(self, d_model: int, num_heads: int, position: str | PositionSpec = "none", *,
                  causal: bool = False, bias: bool = True, in_model: bool = False,
                  window: int | None = None, chunk: int | None = None, sinks: bool = False,
-                 temperature: tuple[float, float] | None = None, **options):
+                 temperature: tuple[float, float] | None = None, output_gate: bool = False,
+                 **options):
         super().__init__()
         self.d_model = check_int("d_model", d_model)
         self.num_heads = check_int("num_heads", num_heads)
@@ -94,7 +112,7 @@ class MultiHeadSelfAttention(nn.Module):
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
         self.head_dim = self.d_model // self.num_heads
         layer = dict(causal=causal, bias=bias, in_model=in_model, window=window, chunk=chunk,
-                     sinks=sinks, temperature=temperature)
+                     sinks=sinks, temperature=temperature, output_gate=output_gate)
         position = _position_spec(position, options, layer)
         self.position = position.name
         if not isinstance(causal, bool):
@@ -111,6 +129,10 @@ class MultiHeadSelfAttention(nn.Module):
             raise ValueError(f"sinks=True adds a logit to the softmax, and position "
                              f"{self.position!r} replaces the softmax (its normalise hook): "
                              "use one or the other")
+        if not isinstance(output_gate, bool):
+            raise TypeError(f"output_gate must be True or False, got {output_gate!r}")
+        # last: the gate's random initial weights leave every other weight as without it
+        self.gate = nn.Linear(self.d_model, self.d_model, bias=bias) if output_gate else None
 
     def _set_reach(self, window, chunk, sinks, temperature) -> None:
         """Check and keep the layer's reach, sinks and temperature (module docstring)."""
@@ -167,7 +189,21 @@ class MultiHeadSelfAttention(nn.Module):
             y = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=attn_mask, is_causal=self.causal and attn_mask is None)
         y = y.transpose(1, 2).reshape(batch, seq, self.d_model)  # [batch, seq, d_model]
+        if self.gate is not None:  # head h's output times its own sigmoid gate, column-wise
+            y = y * torch.sigmoid(self.gate(x))
         return self.out(y)
+
+    def output_gate_values(self, x: torch.Tensor) -> torch.Tensor | None:
+        """The gate ``sigmoid(x W_g + b_g)`` as ``[batch, heads, seq, head_dim]`` for the
+        layer's input ``x`` ``[batch, seq, d_model]`` (``None`` without ``output_gate``);
+        after a position method's ``embed``, as :meth:`forward` computes it."""
+        if self.gate is None:
+            return None
+        if "embed" in self._hooks:
+            x = self.encoding.embed(x)
+        batch, seq, _ = x.shape
+        gate = torch.sigmoid(self.gate(x)).view(batch, seq, self.num_heads, self.head_dim)
+        return gate.transpose(1, 2)
 
     def _explicit_attention(self, q, k, v, bias):
         """Attention with the weights in hand, for a method that replaces the softmax or
