@@ -20,6 +20,11 @@ module              what it holds
                     latent attention, sliding windows and chunks)
 ``survey``          one row per bundled model: its layers by kind, base, rotated share,
                     scaling, temperature and KV bytes (:func:`survey_row`)
+``per_layer``       one row per kind of layer of a model, with its source and date
+                    (:func:`layer_kinds`; :data:`UNBUNDLED`: GLM-5, DeepSeek-V4-Flash)
+``sparse``          sparse attention's side paths: the indexer's own RoPE slice and
+                    layout (:data:`SIDE_ROPE`, :func:`rotate_slot`), DeepSeek-V4's
+                    compressed entries and rotations, GLM-5's shared indexers
 ==================  ===================================================================
 
 Example::
@@ -46,8 +51,19 @@ from .bundled import bundled_names, load_bundled, read_bundled
 from .families import FAMILIES, Family
 from .kv_cache import DTYPE_BYTES, KVCache, kv_cache
 from .layers import LAYER_TYPES
+from .per_layer import UNBUNDLED, LayerKindRow, layer_kinds
 from .reader import LayerPositions, ModelPositions, Temperature, read_config
 from .rope_parameters import ROPE_KEYS
+from .sparse import (
+    SIDE_ROPE,
+    SLOTS,
+    SideRope,
+    compressed_positions,
+    deepseek_v4_rope,
+    indexer_types,
+    rotate_slot,
+    visible_entries,
+)
 from .survey import SurveyRow, survey_row
 
 __all__ = [
@@ -75,4 +91,15 @@ __all__ = [
     "REGIONS",
     "SurveyRow",
     "survey_row",
+    "LayerKindRow",
+    "layer_kinds",
+    "UNBUNDLED",
+    "SideRope",
+    "SIDE_ROPE",
+    "SLOTS",
+    "rotate_slot",
+    "compressed_positions",
+    "visible_entries",
+    "deepseek_v4_rope",
+    "indexer_types",
 ]
