@@ -75,8 +75,8 @@ class MultiHeadSelfAttention(nn.Module):
     method takes (``PositionMethod.options``).
 
     The named keywords (``causal``, ``bias``, ``in_model``, ``window``, ``chunk``,
-    ``sinks``, ``temperature``, ``output_gate``) are the layer's, whatever the method: ``window=3`` is a
-    sliding window of 3. A method option with such a name goes through the spec,
+    ``sinks``, ``temperature``, ``output_gate``) are the layer's, whatever the method:
+    ``window=3`` is a sliding window of 3. A method option with such a name goes through the spec,
     ``MultiHeadSelfAttention(16, 2, PositionSpec("winbias", window=3))``, and
     ``MultiHeadSelfAttention(16, 2, PositionSpec("winbias"), window=3)`` gives the layer
     the window and the method its default. Beside a method's *name*, a layer keyword

@@ -159,7 +159,7 @@ def draw_temperature_family(fig, gap: float, train_length: int = 4096,
 
 def train_sink_model(corpus, *, steps: int = 200, length: int = 64, batch_size: int = 16,
                      seed: int = 0, checkpoints=(0, 50, 100, 200), eval_batch: int = 16,
-                     sinks: bool = True):
+                     sinks: bool = True, gate: bool = False):
     """Train a 2-layer :class:`~posenc.model.TinyLM` with the ``gpt_oss`` pattern (a banded
     RoPE layer, then a full one, learned sinks in both) on bytes of ``corpus.train``,
     AdamW at 3e-3, ``length``-byte windows. At each step in ``checkpoints`` it records, on a
@@ -167,7 +167,11 @@ def train_sink_model(corpus, *, steps: int = 200, length: int = 64, batch_size: 
 
     ``sinks=False`` is the control: the same model, seed and batches with the sink logits
     removed (they start at zero and draw nothing from the random stream, so every other
-    weight starts the same).
+    weight starts the same). ``gate=True`` gives both layers Qwen3-Next's gated attention
+    output (``LayerSpec.gate``, :class:`~posenc.nn.MultiHeadSelfAttention`'s
+    ``output_gate``): the same model, seed and batches, every other weight copied from the
+    ungated model, the gate's weights ``N(0, 0.02)`` and biases 0 as every linear layer of
+    :class:`~posenc.model.TinyLM` (so each gate starts near ``sigmoid(0) = 1/2``).
     """
     import torch
 
@@ -175,13 +179,17 @@ def train_sink_model(corpus, *, steps: int = 200, length: int = 64, batch_size: 
     from ...model import TinyLM, TinyLMConfig
 
     steps, length = check_int("steps", steps), check_int("length", length)
-    if not isinstance(sinks, bool):
-        raise TypeError(f"sinks must be True or False, got {sinks!r}")
+    for name, value in (("sinks", sinks), ("gate", gate)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
     torch.manual_seed(seed)
-    model = TinyLM(TinyLMConfig(pattern="gpt_oss", num_layers=2, pattern_length=length))
+    config = TinyLMConfig(pattern="gpt_oss", num_layers=2, pattern_length=length)
+    model = TinyLM(config)
     if not sinks:
         for block in model.blocks:
             block.attn.sinks = None
+    if gate:
+        _add_output_gates(model, config)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     train_gen = torch.Generator().manual_seed(seed)
     held, _ = random_windows(corpus.heldout, eval_batch, length,
@@ -200,6 +208,21 @@ def train_sink_model(corpus, *, steps: int = 200, length: int = 64, batch_size: 
     return stats
 
 
+def _add_output_gates(model, config) -> None:
+    """Give every block of ``model`` (built from ``config``'s pattern) a gated attention
+    output, keeping its weights and its sinks or their absence (docstring above)."""
+    from dataclasses import replace
+
+    from ...model import Block, TinyLM
+
+    for block, spec in zip(model.blocks, config.layer_specs(), strict=True):
+        layer = replace(spec, sinks=block.attn.sinks is not None, gate=True)
+        gated = Block(config, layer=layer).attn
+        gated.load_state_dict(block.attn.state_dict(), strict=False)  # all but the gate
+        TinyLM._init_weights(gated.gate)
+        block.attn = gated
+
+
 def first_token_mass(model, tokens) -> dict:
     """Per layer and head, where a :class:`~posenc.model.TinyLM`'s attention goes.
 
@@ -207,8 +230,11 @@ def first_token_mass(model, tokens) -> dict:
     sinks through :func:`posenc.nn.softmax_with_sinks`). Returns numpy arrays
     ``"by_key"`` ``[layers, heads, keys]`` (the mean weight on each key over the batch and
     the queries of the second half), ``"sink"`` ``[layers, heads]`` (mean sink mass over
-    the same queries) and ``"uniform"`` (the mean of ``1 / (i + 1)`` over them: what a
-    uniform head would give each visible key).
+    the same queries), ``"gate"`` ``[layers, heads]`` (the mean of a gated layer's output
+    gate, :meth:`~posenc.nn.MultiHeadSelfAttention.output_gate_values`, over the same
+    queries and the head's features; 1 for a layer without a gate, which passes all) and
+    ``"uniform"`` (the mean of ``1 / (i + 1)`` over them: what a uniform head would give
+    each visible key).
     """
     import torch
 
@@ -220,7 +246,7 @@ def first_token_mass(model, tokens) -> dict:
     try:
         with torch.no_grad():
             model(tokens)
-            by_key, sink = [], []
+            by_key, sink, gates = [], [], []
             for attn, x in captured:
                 b, n, _ = x.shape
                 q, k, _v = attn.qkv(x).view(b, n, 3, attn.num_heads, attn.head_dim).permute(
@@ -237,11 +263,14 @@ def first_token_mass(model, tokens) -> dict:
                 late = w[:, :, n // 2:, :]  # queries of the second half
                 by_key.append(late.mean((0, 2)).numpy())
                 sink.append((1 - late.sum(-1)).mean((0, 2)).numpy())
+                g = attn.output_gate_values(x)  # [b, h, n, head_dim], or None
+                gates.append(np.ones(attn.num_heads) if g is None
+                             else g[:, :, n // 2:].mean((0, 2, 3)).numpy())
     finally:
         for h in hooks:
             h.remove()
     n = tokens.shape[1]
-    return {"by_key": np.stack(by_key), "sink": np.stack(sink),
+    return {"by_key": np.stack(by_key), "sink": np.stack(sink), "gate": np.stack(gates),
             "uniform": float(np.mean(1.0 / (np.arange(n // 2, n) + 1)))}
 
 
