@@ -79,4 +79,21 @@ def questions() -> list[dict]:
            "q·R(n−m)·Wᵁᴷ·cₙ has a position-dependent matrix in the middle; the decoupled "
            "slice qᴿ·kᴿ carries position, and the content part absorbs as before.",
            understanding=True),
+        mc("rope_today.indexer-layout",
+           "DeepSeek-V3.2's indexer was trained with its first 64 features rotated in the half "
+           "layout. An engine rotates the indexer's queries and keys in the interleaved "
+           "layout instead, as its attention does. What happens?",
+           "The scores still depend on the offset alone, but they are not the trained "
+           "scores: the indexer picks other tokens, and nothing fails",
+           {"Nothing: both layouts are RoPE, so every score is the same": "They agree at "
+            "offset 0 only: a layout decides which features turn together, and the weights "
+            "were trained for one pairing.",
+            "The engine stops with a shape error": "Both layouts turn 64 features in 32 "
+            "pairs: the shapes agree, so nothing fails.",
+            "The scores start to depend on the absolute positions": "Queries and keys "
+            "rotated in the same layout keep the score relative; what is wrong is which "
+            "trained features are paired."},
+           "The chapter computes it: the same score at offset 0, other scores at 1, 16 and "
+           "256. DeepSeek's inference code had this bug until November 2025.",
+           understanding=True),
     ]
