@@ -358,3 +358,35 @@ def test_jitter_errors():
         jitter_coordinates(np.zeros((4, 2)), (0, 0))
     with pytest.raises(ValueError, match="multiple of 4"):
         normalized_axial_angles(np.zeros((4, 2)), 30)
+
+
+# --- the slider figure: which axis owns each pair -----------------------------------------
+
+
+@pytest.mark.parametrize("model", ["Qwen2-VL", "Qwen3-VL", "FLUX.1", "FLUX.2"])
+def test_axis_frequency_figure_draws_each_models_split(fig, model):
+    from posenc.course import i18n
+    from posenc.course.figures import rope_today
+
+    ax = rope_today.draw_axis_frequencies(fig, model)
+    points = {line.get_label(): (line.get_xdata(), line.get_ydata()) for line in ax.lines}
+    owner = np.full(64, -1)
+    for a, (pairs, _) in enumerate(points.values()):
+        owner[np.asarray(pairs, dtype=int)] = a
+    wave = np.zeros(64)
+    for pairs, w in points.values():
+        wave[np.asarray(pairs, dtype=int)] = w
+    if model == "Qwen2-VL":  # mrope_section [16, 24, 24]: consecutive chunks, base 10^6
+        np.testing.assert_array_equal(owner, np.repeat([0, 1, 2], [16, 24, 24]))
+        np.testing.assert_allclose(wave, 2 * np.pi * 1e6 ** (np.arange(64) / 64))
+    elif model == "Qwen3-VL":  # HF's recomposition of mrope_section [24, 20, 20]
+        np.testing.assert_array_equal(owner, hf_qwen3_vl_owner((24, 20, 20)))
+    else:  # diffusers' per-axis ladders, transcribed above: every axis starts at 2 pi
+        axes_dim, theta = ((16, 56, 56), 1e4) if model == "FLUX.1" else ((32,) * 4, 2000.0)
+        ids = np.eye(len(axes_dim), dtype=np.int64)  # position 1 on one axis at a time
+        expected = diffusers_flux_pos_embed(ids, axes_dim, theta).sum(axis=0)
+        np.testing.assert_allclose(wave, 2 * np.pi / expected)
+        assert np.count_nonzero(np.isclose(wave, 2 * np.pi)) == len(axes_dim)
+    with i18n.translated_figure(fig, "zh"):
+        texts = [t.get_text() for t in fig.findobj(lambda o: hasattr(o, "get_text"))]
+        assert all(i18n.leftover_english(t) == [] for t in texts if t), texts

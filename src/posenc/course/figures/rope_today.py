@@ -13,7 +13,13 @@ import numpy as np
 
 from ..._validation import check_base, check_even_int, check_float, check_int
 from ...rope import rope_frequencies, wrap_angle
-from ...rope_variants import axial_rope_angles, mrope_angles, mrope_position_ids, xpos_zeta
+from ...rope_variants import (
+    axial_rope_angles,
+    axis_frequency_assignment,
+    mrope_angles,
+    mrope_position_ids,
+    xpos_zeta,
+)
 from ...scaling import rope_scaling_frequencies
 from .style import COLORS, METHOD_COLORS
 
@@ -26,6 +32,8 @@ __all__ = [
     "MROPE_EXAMPLE",
     "draw_mrope_ids",
     "draw_mrope_sections",
+    "AXIS_SPLITS",
+    "draw_axis_frequencies",
     "draw_mla_paths",
 ]
 
@@ -207,6 +215,46 @@ def draw_mrope_sections(fig, temporal: int, head_dim: int = 32, segments=MROPE_E
     bottom.set(xlabel="pair i (fast → slow)", ylabel="token",
                title="cos(angle) per token and pair (base 100)")
     return bottom
+
+
+#: How four models share a 128-wide head's frequency pairs among their position axes:
+#: (sections in pairs, layout, base, axis names). Qwen2-VL and Qwen3-VL: Hugging Face's
+#: ``mrope_section`` and the configuration classes' default ``rope_theta`` (transformers
+#: 5.23); FLUX.1 and FLUX.2: diffusers' ``axes_dims_rope`` (16, 56, 56) and (32, 32, 32, 32)
+#: in features, with theta 10000 and 2000 (``FluxTransformer2DModel``,
+#: ``Flux2Transformer2DModel``).
+AXIS_SPLITS = {
+    "Qwen2-VL": ((16, 24, 24), "chunked", 1e6, ("temporal", "height", "width")),
+    "Qwen3-VL": ((24, 20, 20), "interleaved", 5e5, ("temporal", "height", "width")),
+    "FLUX.1": ((8, 28, 28), "per_axis", 1e4, ("image index", "height", "width")),
+    "FLUX.2": ((16, 16, 16, 16), "per_axis", 2000.0,
+               ("image index", "height", "width", "text position")),
+}
+_LADDERS = {"chunked": "one ladder in chunks", "interleaved": "one ladder, interleaved",
+            "per_axis": "a ladder per axis"}
+
+
+def draw_axis_frequencies(fig, model: str, head_dim: int = 128):
+    """Which position axis owns each frequency pair of ``model``'s head
+    (:data:`AXIS_SPLITS`, :func:`posenc.rope_variants.axis_frequency_assignment`): the
+    pair's wavelength ``2 pi / frequency`` (position ids per turn, log scale) against its
+    index, coloured by axis. Returns the axes."""
+    if model not in AXIS_SPLITS:
+        raise ValueError(f"model must be one of {', '.join(map(repr, AXIS_SPLITS))}; "
+                         f"got {model!r}")
+    sections, layout, base, names = AXIS_SPLITS[model]
+    axis, freq = axis_frequency_assignment(head_dim, sections, layout=layout, base=base)
+    wave = 2 * np.pi / freq
+    ax = fig.add_subplot()
+    for a, (name, marker) in enumerate(zip(names, ("o", "s", "^", "D"), strict=False)):
+        mine = axis == a
+        ax.semilogy(np.flatnonzero(mine), wave[mine], marker, ms=4.5, color=COLORS[a],
+                    label=name, ls="none")
+    ax.set(xlabel=f"pair i (head_dim {head_dim})", ylabel="wavelength (positions)",
+           ylim=(3, 1e7), xlim=(-1, head_dim // 2),
+           title=f"{model}: {_LADDERS[layout]}\nsections {tuple(sections)}, base {base:g}")
+    ax.legend(fontsize=8, frameon=False, loc="upper left", ncol=2)
+    return ax
 
 
 def draw_mla_paths(fig):
