@@ -15,6 +15,7 @@ Their tests check every number against those classes. Numpy only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -103,6 +104,10 @@ _V4_SOURCE = ("DeepSeek-V4 model card (Hugging Face, April 2026: a preview, CSA 
               "transformers 5.23.0 configuration_deepseek_v4.py (DeepseekV4Config defaults "
               "and comments) and modular_deepseek_v4.py")
 
+# DeepSeek-V4-Flash's kinds share all but their reach, rotation and side path
+_v4 = partial(LayerKindRow, model="deepseek-v4-flash", date="2026-04", source=_V4_SOURCE,
+              layers=None, total=None, turning="64/512", from_defaults=False)
+
 #: Rows of models with no bundled config (see the module docstring), by model.
 UNBUNDLED: dict[str, tuple[LayerKindRow, ...]] = {
     "glm-5": (
@@ -113,20 +118,12 @@ UNBUNDLED: dict[str, tuple[LayerKindRow, ...]] = {
                      from_defaults=True),
     ),
     "deepseek-v4-flash": (
-        LayerKindRow(model="deepseek-v4-flash", date="2026-04", source=_V4_SOURCE,
-                     kind="sliding 128", layers=None, total=None, method="default",
-                     base=10000.0, turning="64/512", factor=None, side="", from_defaults=False),
-        LayerKindRow(model="deepseek-v4-flash", date="2026-04", source=_V4_SOURCE,
-                     kind="CSA: sliding 128 + 1 entry per 4 tokens", layers=None, total=None,
-                     method="yarn", base=160000.0, turning="64/512", factor=16.0,
-                     side="entries rotated at their first token; indexer: last 64 of 128, "
-                          "interleaved, top-512 entries; YaRN attention factor 1",
-                     from_defaults=False),
-        LayerKindRow(model="deepseek-v4-flash", date="2026-04", source=_V4_SOURCE,
-                     kind="HCA: sliding 128 + 1 entry per 128 tokens", layers=None, total=None,
-                     method="yarn", base=160000.0, turning="64/512", factor=16.0,
-                     side="entries rotated at their first token; every entry read; YaRN "
-                          "attention factor 1",
-                     from_defaults=False),
+        _v4(kind="sliding 128", method="default", base=10000.0, factor=None, side=""),
+        _v4(kind="CSA: sliding 128 + 1 entry per 4 tokens", method="yarn", base=160000.0,
+            factor=16.0, side="entries rotated at their first token; indexer: last 64 of 128, "
+                               "interleaved, top-512 entries; YaRN attention factor 1"),
+        _v4(kind="HCA: sliding 128 + 1 entry per 128 tokens", method="yarn", base=160000.0,
+            factor=16.0, side="entries rotated at their first token; every entry read; YaRN "
+                               "attention factor 1"),
     ),
 }
