@@ -390,3 +390,12 @@ def test_axis_frequency_figure_draws_each_models_split(fig, model):
     with i18n.translated_figure(fig, "zh"):
         texts = [t.get_text() for t in fig.findobj(lambda o: hasattr(o, "get_text"))]
         assert all(i18n.leftover_english(t) == [] for t in texts if t), texts
+
+
+def test_flux2_prompt_question_counts_the_text_axis_pairs():
+    from posenc.course.questions import rope_2d_3d
+    from posenc.course.questions._format import correct_answer
+
+    asked = {q["id"]: q for q in rope_2d_3d.questions()}
+    # diffusers' Flux2PosEmbed: four axes of 32 features; a prompt token turns only on L
+    assert correct_answer(asked["rope_2d_3d.flux2-text-pairs"]) == 32 // 2

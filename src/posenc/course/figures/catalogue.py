@@ -166,6 +166,9 @@ SLIDERS: dict[str, SliderFigure] = {
     "mrope_sections": SliderFigure(
         "11_rope_2d_3d", rope_today.draw_mrope_sections, {"temporal": [0, 2, 4, 6, 8]},
         "M-RoPE sections", initial={"temporal": 4}, height=4.2),
+    "axis_frequencies": SliderFigure(
+        "11_rope_2d_3d", rope_today.draw_axis_frequencies, {"model": list(rope_today.AXIS_SPLITS)},
+        "Frequency pairs by position axis", initial={"model": "Qwen3-VL"}, height=3.4),
     "kerple_kernel": SliderFigure(
         "12_learned_biases", learned_biases.draw_kerple_kernel,
         {"kernel": ["power", "log"], "r1": [0.25, 0.5, 1.0], "r2": [0.25, 0.5, 1.0, 2.0]},
