@@ -48,8 +48,9 @@ def sample_data() -> dict:
         "fits": {name: {"distance": np.arange(len(t)), "target": t,
                         "snapshots": {s: t + rng.normal(0, 1, len(t)) for s in (0, 50, 200, 1000)}}
                  for name, t in targets.items()},
-        "stats": {s: {"by_key": rng.uniform(0, 0.2, (2, 4, 64)), "uniform": 1 / 32,
-                      "sink": rng.uniform(0, 1, (2, 4))} for s in (0, 50, 100, 200)},
+        "runs": {run: {s: {"by_key": rng.uniform(0, 0.2, (2, 4, 64)), "uniform": 1 / 32,
+                           "sink": rng.uniform(0, 1, (2, 4)), "gate": rng.uniform(0, 1, (2, 4))}
+                       for s in (0, 50, 100, 200)} for run in ("sinks", "no sinks", "gated")},
     }
 
 

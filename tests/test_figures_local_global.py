@@ -46,6 +46,31 @@ def test_first_token_mass_sums_to_one_with_the_sink():
     assert s["sink"][0, 0] > s["sink"][0, 2]  # a larger sink logit takes more
 
 
+def test_added_gates_keep_every_weight_and_first_token_mass_reads_them():
+    torch.manual_seed(0)
+    config = TinyLMConfig(pattern="gpt_oss", num_layers=2, pattern_length=16)
+    model = TinyLM(config)
+    tokens = torch.randint(0, 256, (3, 16))
+    assert np.all(lg.first_token_mass(model, tokens)["gate"] == 1)  # no gate: all passes
+    before = {k: v.clone() if torch.is_tensor(v) else v for k, v in model.state_dict().items()}
+    lg._add_output_gates(model, config)
+    after = model.state_dict()
+    assert set(after) - set(before) == {f"blocks.{i}.attn.gate.{p}" for i in (0, 1)
+                                        for p in ("weight", "bias")}
+    assert all(torch.equal(after[k], v) if torch.is_tensor(v) else after[k] == v
+               for k, v in before.items())  # weights, sinks and RoPE's settings
+    assert all(b.attn.sinks is not None for b in model.blocks)  # sinks kept
+    with torch.no_grad():
+        model.blocks[0].attn.gate.weight.zero_()
+        model.blocks[0].attn.gate.bias.fill_(float(np.log(1 / 3)))  # sigmoid: 1/4
+    s = lg.first_token_mass(model, tokens)
+    assert s["gate"].shape == (2, 4)
+    np.testing.assert_allclose(s["gate"][0], 0.25, rtol=1e-6)
+    assert np.all(np.abs(s["gate"][1] - 0.5) < 0.05)  # N(0, 0.02) weights, zero bias
+    with pytest.raises(TypeError, match="gate must be True or False"):
+        lg.train_sink_model(None, gate=1)
+
+
 @pytest.mark.parametrize("draw, kwargs, figsize", [
     (lg.draw_mask_and_field, dict(reach="window", size=8, layers=4), (6.88, 3.4)),
     (lg.draw_mask_and_field, dict(reach="chunk", size=2, layers=1), (6.88, 3.4)),
@@ -64,10 +89,17 @@ def test_figures_draw_legibly(draw, kwargs, figsize):
 
 def test_sink_figure_draws():
     stats = {5: {"by_key": np.full((2, 4, 16), 0.05), "sink": np.full((2, 4), 0.2),
-                 "uniform": 0.07}}
+                 "gate": np.full((2, 4), 0.3), "uniform": 0.07}}
+    runs = dict.fromkeys(lg.SINK_RUNS, stats)
     with plt.rc_context(COURSE_RC):
-        fig = plt.figure(figsize=(6.88, 3.0))
-        assert len(lg.draw_sink_mass(fig, stats, 5)) == 2
+        fig = plt.figure(figsize=(6.88, 3.4))
+        axes = lg.draw_sink_mass(fig, runs, 5)
+        assert len(axes) == 3
+        # token 0's weight in each run (3 runs x 4 heads), sinks and gates per layer and head
+        assert [len(ax.patches) for ax in axes] == [12, 8, 8]
+        assert [p.get_height() for p in axes[2].patches] == [0.3] * 8
+        with pytest.raises(ValueError, match="runs must have the keys"):
+            lg.draw_sink_mass(fig, {"sinks": stats}, 5)
         plt.close(fig)
 
 

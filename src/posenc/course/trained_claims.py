@@ -185,30 +185,34 @@ def content_small_run(seed: int = 0) -> dict:
 
 def _sink_clauses(runs) -> dict[str, bool]:
     full = 1  # the second layer attends to everything
-    with_sinks, without = runs["sinks"], runs["no sinks"]
+    with_sinks, without, gated = runs["sinks"], runs["no sinks"], runs["gated"]
     start, end = with_sinks[0], with_sinks[max(with_sinks)]
-    control = without[max(without)]
+    control, gate_end = without[max(without)], gated[max(gated)]
     sink = end["sink"][full]  # [heads]: each head's mass on its sink
     share = end["by_key"][full][:, 0] / end["uniform"]  # token 0's weight / a uniform head's
+    token0 = max(run["by_key"][full][:, 0].max() for run in (end, control, gate_end))
+    gate = gate_end["gate"]  # [layers, heads]: each head's mean output gate
     return {
         "the busiest sink grows over 5-fold, to over 15 % of its head's attention":
             sink.max() / start["sink"][full].max() > 5 and sink.max() > 0.15,
         "every head with over 30 % on its sink gives token 0 under half a uniform share":
             bool(np.all(share[sink > 0.3] < 0.5)),
-        "no head puts 10 % of its attention on token 0, with sinks or without (control)":
-            max(end["by_key"][full][:, 0].max(), control["by_key"][full][:, 0].max()) < 0.1,
+        "no head puts 10 % of its attention on token 0, with sinks, without (control) or "
+        "with the gate": token0 < 0.1,
+        "every gate starts within 0.01 of 1/2": bool(np.all(abs(gated[0]["gate"] - 0.5) < 0.01)),
+        "every head of the full layer closes its gate to under 0.4 on average":
+            gate[full].max() < 0.4,
+        "further than any head of the banded layer": gate[full].max() < gate[0].min(),
     }
 
 
 def sinks_run(seed: int = 0) -> dict:
-    """Chapter 14: :func:`posenc.course.figures.local_global.train_sink_model`, with sinks
-    and the control without them (same seed, batches and other initial weights)."""
-    from .figures.local_global import train_sink_model
+    """Chapter 14: :func:`posenc.course.figures.local_global.train_sink_runs`, with sinks,
+    the control without them and the gated output without sinks (same seed, batches and
+    other initial weights)."""
+    from .figures.local_global import train_sink_runs
 
-    corpus = _corpus()
-    return {label: train_sink_model(corpus, steps=200, checkpoints=(0, 50, 100, 200),
-                                    seed=seed, sinks=sinks)
-            for label, sinks in (("sinks", True), ("no sinks", False))}
+    return train_sink_runs(_corpus(), steps=200, checkpoints=(0, 50, 100, 200), seed=seed)
 
 
 # ---------------------------------------------------------- chapter 16: positions at inference
@@ -255,8 +259,8 @@ CLAIMS: dict[str, TrainedClaim] = {claim.name: claim for claim in (
                  fire_fit_run, _fire_clauses),
     TrainedClaim("content_small", "13_long_context", 'run_experiment(PRESETS["small"]',
                  content_small_run, _small_clauses),
-    TrainedClaim("sinks", "14_local_global", "train_sink_model(corpus, steps=200, checkpoints=(0, "
-                 "50, 100, 200), seed=0, sinks=sinks)", sinks_run, _sink_clauses),
+    TrainedClaim("sinks", "14_local_global", "train_sink_runs(corpus, steps=200, checkpoints=(0, "
+                 "50, 100, 200), seed=0)", sinks_run, _sink_clauses),
     TrainedClaim("inference", "16_inference", "train_briefly(config, corpus, steps=150, seed=0, "
                  "frequencies=freqs,", inference_run, _inference_clauses),
 )}

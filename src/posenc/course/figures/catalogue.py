@@ -202,7 +202,7 @@ SLIDERS: dict[str, SliderFigure] = {
         labels={"gap": "logit gap g"}, height=3.6),
     "sink_mass": SliderFigure(
         "14_local_global", local_global.draw_sink_mass, {"step": [0, 50, 100, 200]},
-        "Sink mass during training", initial={"step": 200}, height=3.0, data=("stats",)),
+        "Sink mass during training", initial={"step": 200}, height=3.4, data=("runs",)),
     "model_layers": SliderFigure(
         "15_reading_configs", configs.draw_model_layers, {"model": _MODELS},
         "Model's layers and pairs", initial={"model": "llama-3.1-8b"}, height=4.2),

@@ -19,7 +19,8 @@ from .style import COLORS
 
 __all__ = ["draw_mask_and_field", "one_key_attention", "draw_temperature",
            "FAMILY_STYLE", "draw_temperature_family",
-           "train_sink_model", "first_token_mass", "draw_sink_mass"]
+           "train_sink_model", "SINK_RUNS", "train_sink_runs", "first_token_mass",
+           "SINK_RUN_STYLE", "draw_sink_mass"]
 
 
 # --- (a) masks and receptive fields ---------------------------------------------------------
@@ -208,6 +209,18 @@ def train_sink_model(corpus, *, steps: int = 200, length: int = 64, batch_size: 
     return stats
 
 
+#: The chapter's three runs of :func:`train_sink_model`: ``label -> (sinks, gate)``. With
+#: learned sinks (GPT-OSS); the control without; Qwen3-Next's gated output without sinks.
+SINK_RUNS = {"sinks": (True, False), "no sinks": (False, False), "gated": (False, True)}
+
+
+def train_sink_runs(corpus, **kwargs) -> dict:
+    """:func:`train_sink_model` once for each of :data:`SINK_RUNS`, with the same other
+    arguments (so the same seed, batches and initial weights): ``{label: {step: stats}}``."""
+    return {label: train_sink_model(corpus, sinks=sinks, gate=gate, **kwargs)
+            for label, (sinks, gate) in SINK_RUNS.items()}
+
+
 def _add_output_gates(model, config) -> None:
     """Give every block of ``model`` (built from ``config``'s pattern) a gated attention
     output, keeping its weights and its sinks or their absence (docstring above)."""
@@ -274,30 +287,49 @@ def first_token_mass(model, tokens) -> dict:
             "uniform": float(np.mean(1.0 / (np.arange(n // 2, n) + 1)))}
 
 
-def draw_sink_mass(fig, stats: dict, step: int, keys: int = 8):
-    """Left: the mean weight on each of the first ``keys`` key positions per head of the
-    full (global) layer, against a uniform head's; right: the learned sink's mass per
-    layer and head, after ``step`` training steps (``stats`` from :func:`train_sink_model`).
-    Returns the two axes."""
-    s = stats[step]
-    layer = s["by_key"].shape[0] - 1
-    axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
-    by_key = s["by_key"][layer][:, :keys]
-    heads = by_key.shape[0]
-    width = 0.8 / heads
-    for h in range(heads):
-        axes[0].bar(np.arange(keys) + (h - (heads - 1) / 2) * width, by_key[h], width,
-                    color=COLORS[h % len(COLORS)], label=f"head {h}")
-    axes[0].axhline(s["uniform"], color="#555555", ls=":", lw=1.2, label="uniform")
-    axes[0].set(xlabel="key position j", ylabel="mean weight (queries 32-63)",
-                title=f"full layer, step {step}", ylim=(0, max(0.1, 1.15 * by_key.max())))
-    axes[0].legend(fontsize=8, ncol=2, frameon=False, loc="upper right")
-    sink = s["sink"]
-    for layer_index in range(sink.shape[0]):
-        axes[1].bar(np.arange(heads) + (layer_index - 0.5) * 0.4, sink[layer_index], 0.4,
-                    color=COLORS[5 if layer_index == 0 else 0],
-                    label=("banded layer" if layer_index == 0 else "full layer"))
-    axes[1].set(xlabel="head", ylabel="mass on the sink", ylim=(0, 1),
-                title="learned sink", xticks=range(heads))
-    axes[1].legend(fontsize=8, frameon=False, loc="upper right")
+#: how each of :data:`SINK_RUNS` is drawn in :func:`draw_sink_mass`: label, colour
+SINK_RUN_STYLE = {"sinks": ("learned sinks", COLORS[1]), "no sinks": ("no sinks", "#999999"),
+                  "gated": ("gated output", COLORS[3])}
+
+
+def draw_sink_mass(fig, runs: dict, step: int):
+    """The three runs of :func:`train_sink_runs` after ``step`` training steps: left, the
+    mean weight on token 0 per head of the full (global) layer in each run, against a
+    uniform head's; middle, the learned sinks' mass per layer and head (run ``"sinks"``);
+    right, the mean output gate per layer and head (run ``"gated"``; it starts at about 1/2).
+    ``runs`` maps the labels of :data:`SINK_RUNS` to ``{step: stats}``. Returns the three
+    axes."""
+    if set(runs) != set(SINK_RUNS):
+        raise ValueError(f"runs must have the keys {', '.join(SINK_RUNS)}, got "
+                         f"{', '.join(map(str, runs))}")
+    at = {label: stats[step] for label, stats in runs.items()}
+    full = at["sinks"]["by_key"].shape[0] - 1  # the last layer attends to everything
+    heads = at["sinks"]["by_key"].shape[1]
+    axes = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.3, 1, 1]})
+    width = 0.8 / len(SINK_RUNS)
+    for k, (label, (text, color)) in enumerate(SINK_RUN_STYLE.items()):
+        axes[0].bar(np.arange(heads) + (k - 1) * width, at[label]["by_key"][full][:, 0], width,
+                    color=color, label=text)
+    axes[0].axhline(at["sinks"]["uniform"], color="#555555", ls=":", lw=1.2, label="uniform")
+    top = max(float(at[label]["by_key"][full][:, 0].max()) for label in SINK_RUNS)
+    axes[0].set(xlabel="head", ylabel="weight on token 0", xticks=range(heads),
+                title=f"full layer, step {step}", ylim=(0, max(0.05, 1.3 * top)))
+    for ax, (key, run, title) in zip(axes[1:], (("sink", "sinks", "learned sink"),
+                                                ("gate", "gated", "output gate")), strict=True):
+        values = at[run][key]
+        for layer in range(values.shape[0]):
+            ax.bar(np.arange(heads) + (layer - 0.5) * 0.4, values[layer], 0.4,
+                   color=COLORS[5 if layer == 0 else 0],
+                   label=("banded layer" if layer == 0 else "full layer"))
+        ax.set(xlabel="head", ylim=(0, 1), title=title, xticks=range(heads))
+    axes[1].set_ylabel("mass on the sink")
+    axes[2].set_ylabel("mean gate")
+    axes[2].axhline(0.5, color="#555555", ls=":", lw=1.2)
+    # one legend under the panels: inside, bars reach it at some step and seed
+    (line, *bars), (first, *rest) = axes[0].get_legend_handles_labels()
+    layers, layer_labels = axes[1].get_legend_handles_labels()
+    handles, labels = [*bars, line, *layers], [*rest, first, *layer_labels]
+    fig.subplots_adjust(bottom=0.32, wspace=0.45)
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=3, frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
     return axes
