@@ -220,6 +220,8 @@ def test_bad_input_names_the_argument():
         rotate_slot(x, rotary_dim=4, slot="middle")
     with pytest.raises(ValueError, match="rotary_dim"):
         rotate_slot(x, rotary_dim=10, slot="last")
+    with pytest.raises(ValueError, match="x must have shape"):
+        rotate_slot(np.zeros(8), rotary_dim=4, slot="last")
     with pytest.raises(ValueError, match="ratio"):
         compressed_positions(3, 0)
     with pytest.raises(ValueError, match="positions"):

@@ -110,6 +110,8 @@ def rotate_slot(x, positions=None, *, rotary_dim: int, slot: str = "first",
     if slot == "first":
         return apply_partial_rope(x, rotary_dim, positions, base=base, layout=layout,
                                   frequencies=frequencies)
+    if np.ndim(x) < 2:
+        raise ValueError(f"x must have shape [..., seq, head_dim], got shape {np.shape(x)}")
     head_dim = int(np.shape(x)[-1])
     if rotary_dim > head_dim:
         raise ValueError(f"rotary_dim must be an even integer in [2, head_dim={head_dim}], "
