@@ -30,7 +30,22 @@ command_a     3 sliding-window RoPE (window 4096) :       3 window ``L/4`` RoPE 
 gpt_oss       alternating 128-token banded and full       banded ``L/8`` : full, both RoPE,
               layers, learned sinks on every layer;       sinks on every layer (no YaRN:
               OpenAI 2025 model card, ``GptOssConfig``    the tiny model runs at ``L``)
+kimi_linear   3 Kimi Delta Attention (recurrent) : 1 MLA     3 recurrent : 1 full NoPE
+              with no position; Moonshot, October 2025,   attention
+              the bundled ``kimi-linear-48b-a3b``
+              config's ``layer_types``
+qwen3_next    3 Gated DeltaNet (recurrent) : 1 gated      3 recurrent : 1 full attention,
+              attention, RoPE on 25 % of each head        partial RoPE 0.25 (half layout),
+              (base 1e4); Qwen, September 2025, the       output gate
+              bundled ``qwen3-next-80b-a3b`` config
 ============  ==========================================  =================================
+
+The recurrent layers of the two hybrids are :class:`posenc.nn.GatedDecayRecurrence` (a short
+convolution and a gated diagonal decay), simpler than KDA or Gated DeltaNet (no delta rule).
+Granite 4.0-H and Nemotron-H have the same shape with rarer attention layers (their attention
+layers also apply no rotation: Hugging Face's ``GraniteMoeHybridAttention`` with
+``position_embedding_type=None`` and ``NemotronHAttention``); a 4-layer model of theirs is
+``kimi_linear``'s.
 
 The fractions are much larger than the real ones (Gemma 3's window is 1/32 of its 32K
 pre-training length; GPT-OSS's band 1/32 of 4096) because a 64-token model with a 2-token
@@ -51,10 +66,14 @@ from ._validation import check_choice, check_float, check_int
 from .nn import PositionSpec, get_position
 
 __all__ = ["LayerSpec", "LayerPattern", "PATTERNS", "register_pattern", "get_pattern",
-           "REACHES"]
+           "REACHES", "MIXERS"]
 
 #: How far a layer sees: all earlier tokens, a sliding window, or its own chunk.
 REACHES = ("full", "window", "chunk")
+
+#: What mixes a layer's tokens: attention, or the recurrent layer of hybrid models
+#: (:class:`posenc.nn.GatedDecayRecurrence`, which has no position method and full reach).
+MIXERS = ("attention", "recurrent")
 
 
 @dataclass(frozen=True)
@@ -71,6 +90,10 @@ class LayerSpec:
     ``sinks``: a learned sink logit per head; ``temperature``: ``None`` or
     ``(floor_scale, attn_scale)`` for Llama 4's query multiplier; ``gate``: a sigmoid gate
     on each head's output (Qwen3-Next's gated attention, the layer's ``output_gate``).
+    ``mixer``: one of :data:`MIXERS`; a ``"recurrent"`` layer (a hybrid model's Mamba-2 or
+    KDA layer, here :class:`~posenc.nn.GatedDecayRecurrence`) has position ``"none"``, full
+    reach, no sinks, temperature or gate, and its ``options`` are the recurrence's
+    (:data:`~posenc.nn.recurrence.RECURRENCE_OPTIONS`: ``conv_size``, ``decay``).
     """
 
     position: str = "rope"
@@ -80,12 +103,16 @@ class LayerSpec:
     sinks: bool = False
     temperature: tuple | None = None
     gate: bool = False
+    mixer: str = "attention"
 
     def __post_init__(self):
         options = dict(self.options)
         if not all(isinstance(k, str) for k in options):
             raise TypeError(f"options must map option names to values, got {self.options!r}")
         object.__setattr__(self, "options", tuple(sorted(options.items())))
+        if check_choice("mixer", self.mixer, MIXERS) == "recurrent":
+            self._check_recurrent(options)
+            return
         method = get_position(self.position)
         if "embed" in method.hooks:
             raise ValueError(f"a layer's position must act inside attention; {self.position!r} "
@@ -108,14 +135,43 @@ class LayerSpec:
             check_float("floor_scale", self.temperature[0], greater_than=0.0)
             check_float("attn_scale", self.temperature[1], at_least=0.0)
 
+    def _check_recurrent(self, options: dict) -> None:
+        from .nn.recurrence import RECURRENCE_OPTIONS, GatedDecayRecurrence
+
+        unknown = set(options) - set(RECURRENCE_OPTIONS)
+        if unknown:
+            raise TypeError(f"a recurrent layer's options are {', '.join(RECURRENCE_OPTIONS)};"
+                            f" got {', '.join(sorted(unknown))}")
+        if (self.position, self.reach, self.size, self.sinks, self.temperature, self.gate) != (
+                "none", "full", None, False, None, False):
+            raise ValueError("a recurrent layer has no position method, window, chunk, sinks, "
+                             "temperature or gate: leave position='none', reach='full', "
+                             "size=None, sinks=False, temperature=None, gate=False")
+        GatedDecayRecurrence(8, **options)  # checks the values
+
+    @property
+    def recurrence_options(self) -> dict:
+        """A recurrent layer's options with the defaults filled in (``{}`` for attention)."""
+        from .nn.recurrence import RECURRENCE_OPTIONS
+
+        if self.mixer != "recurrent":
+            return {}
+        return {**RECURRENCE_OPTIONS, **dict(self.options)}
+
     @cached_property
     def position_spec(self) -> PositionSpec:
-        """The layer's method and its options as one :class:`~posenc.nn.PositionSpec`."""
+        """The layer's method and its options as one :class:`~posenc.nn.PositionSpec`
+        (``"none"`` for a recurrent layer, whose options are its recurrence's)."""
+        if self.mixer == "recurrent":
+            return PositionSpec("none")
         return PositionSpec(self.position, **dict(self.options))
 
     def describe(self) -> str:
         """One short line: ``"rope window 16 base 1e+04 sinks"``, ``"none full temperature"``,
-        ``"rope full gate"``."""
+        ``"rope full gate"``, ``"recurrent conv_size 4 decay True"``."""
+        if self.mixer == "recurrent":
+            return " ".join(["recurrent", *(f"{k} {v}" for k, v in
+                                            self.recurrence_options.items())])
         parts = [self.position, self.reach if self.size is None else f"{self.reach} {self.size}"]
         parts += [f"{k} {v:.0e}" if isinstance(v, float) else f"{k} {v}" for k, v in self.options]
         parts += ["sinks"] * self.sinks + ["temperature"] * (self.temperature is not None)
@@ -224,6 +280,21 @@ register_pattern(LayerPattern("command_a", (
     dict(position="none"),
 ), "3 sliding-window RoPE : 1 full NoPE", "Command A layers",
    "#CCBB44"))
+
+_RECURRENT = dict(position="none", mixer="recurrent")
+
+register_pattern(LayerPattern("kimi_linear", (
+    *[_RECURRENT] * 3,
+    dict(position="none"),
+), "3 recurrent (short convolution and gated decay) : 1 full NoPE attention",
+   "Kimi Linear layers", "#AA3377"))
+
+register_pattern(LayerPattern("qwen3_next", (
+    *[_RECURRENT] * 3,
+    dict(position="partial_rope", options={"partial_rotary_factor": 0.25, "rope_layout": "half"},
+         gate=True),
+), "3 recurrent : 1 full attention with RoPE on 25 % of each head and a gated output",
+   "Qwen3-Next layers", "#228833"))
 
 register_pattern(LayerPattern("gpt_oss", (
     dict(position="rope", reach="window", size=_LOCAL / 2, sinks=True),

@@ -45,9 +45,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._validation import check_float, check_frequencies, check_int
-from .layer_patterns import LayerSpec, get_pattern
+from .layer_patterns import LayerPattern, LayerSpec, get_pattern
 from .nn import (
     AttentionSpec,
+    GatedDecayRecurrence,
     MultiHeadSelfAttention,
     PositionSpec,
     RotaryEmbedding,
@@ -81,7 +82,9 @@ class TinyLMConfig:
     ``nope_every=k`` makes every ``k``-th block a NoPE block (module docstring); 0 keeps
     position in all. ``pattern`` names a per-layer
     pattern (:data:`posenc.layer_patterns.PATTERNS`), whose windows and chunks are sized for
-    the training length ``pattern_length`` (``L_train``; unused without a pattern).
+    the training length ``pattern_length`` (``L_train``; unused without a pattern); an
+    unregistered :class:`~posenc.layer_patterns.LayerPattern` value works too (a control
+    variant of a registered one, say).
     """
 
     vocab_size: int = 256
@@ -92,7 +95,7 @@ class TinyLMConfig:
     position: str = "none"
     options: tuple = ()
     nope_every: int = 0
-    pattern: str = ""
+    pattern: str | LayerPattern = ""
     pattern_length: int = 64
 
     def __post_init__(self):
@@ -118,7 +121,7 @@ class TinyLMConfig:
                              f"{self.position!r} is added once at the embeddings")
         check_int("pattern_length", self.pattern_length, minimum=2)
         if self.pattern:
-            get_pattern(self.pattern)
+            self.layer_pattern.layers(self.num_layers, self.pattern_length)  # checks them
             if self.position != "none" or self.nope_every:
                 raise ValueError(f"pattern {self.pattern!r} sets each layer's position; leave "
                                  f"position='none' and nope_every=0, got {self.position!r}, "
@@ -133,7 +136,15 @@ class TinyLMConfig:
         for ``L_train = pattern_length``); ``None`` without a pattern."""
         if not self.pattern:
             return None
-        return get_pattern(self.pattern).layers(self.num_layers, self.pattern_length)
+        return self.layer_pattern.layers(self.num_layers, self.pattern_length)
+
+    @property
+    def layer_pattern(self) -> LayerPattern | None:
+        """The :class:`~posenc.layer_patterns.LayerPattern` that ``pattern`` names (or is)."""
+        if not self.pattern:
+            return None
+        return self.pattern if isinstance(self.pattern, LayerPattern) else get_pattern(
+            self.pattern)
 
     def block_positions(self) -> tuple[str, ...]:
         """The position method of each block's attention, in order (``"none"`` for a
@@ -187,7 +198,10 @@ class Block(nn.Module):
     (:class:`TinyLM` passes ``"none"`` for a NoPE block), and ``layer`` (a pattern's
     :class:`~posenc.layer_patterns.LayerSpec`) overrides both. The config's options go
     only to the config's own method; a pattern layer's method gets the layer's options.
-    Options are the method's and reach is the layer's, whatever their names.
+    Options are the method's and reach is the layer's, whatever their names. A recurrent
+    layer (``layer.mixer == "recurrent"``) has :attr:`recurrence` (a
+    :class:`~posenc.nn.GatedDecayRecurrence`) where an attention layer has :attr:`attn`;
+    the other is ``None``.
     """
 
     def __init__(self, config: TinyLMConfig, position: str | PositionSpec | None = None,
@@ -204,13 +218,17 @@ class Block(nn.Module):
             position = (config.position_spec if position == config.position
                         else PositionSpec(position))
         self.ln_attn = nn.LayerNorm(config.d_model)
-        self.attn = MultiHeadSelfAttention(config.d_model, config.num_heads, position,
-                                           causal=True, in_model=True, **reach)
+        self.attn = self.recurrence = None  # one of the two mixes the tokens
+        if layer is not None and layer.mixer == "recurrent":
+            self.recurrence = GatedDecayRecurrence(config.d_model, **layer.recurrence_options)
+        else:
+            self.attn = MultiHeadSelfAttention(config.d_model, config.num_heads, position,
+                                               causal=True, in_model=True, **reach)
         self.ln_mlp = nn.LayerNorm(config.d_model)
         self.mlp = FeedForward(config.d_model, config.d_ff)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.ln_attn(x))
+        x = x + (self.attn or self.recurrence)(self.ln_attn(x))
         return x + self.mlp(self.ln_mlp(x))
 
 
@@ -245,9 +263,10 @@ class TinyLM(nn.Module):
         self.head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         self.apply(self._init_weights)
         nn.init.normal_(self.token_embedding.weight, std=1.0)
-        with_position = [b for b in self.blocks if b.attn.position == self.blocks[0].attn.position]
-        shared = with_position[0].attn.encoding
-        if shared.shared_across_layers:
+        attention = [b for b in self.blocks if b.attn is not None]
+        with_position = [b for b in attention if b.attn.position == attention[0].attn.position]
+        shared = with_position[0].attn.encoding if with_position else None
+        if shared is not None and shared.shared_across_layers:
             for block in with_position[1:]:
                 block.attn.encoding = shared  # one module for all blocks, as T5's table
 
@@ -279,7 +298,7 @@ class TinyLM(nn.Module):
     def rotary_embeddings(self) -> list[RotaryEmbedding]:
         """The RoPE modules of every block (empty unless ``position="rope"``)."""
         return [b.attn.encoding for b in self.blocks
-                if isinstance(b.attn.encoding, RotaryEmbedding)]
+                if b.attn is not None and isinstance(b.attn.encoding, RotaryEmbedding)]
 
     def set_rope_frequencies(self, frequencies=None, attention_factor: float = 1.0) -> None:
         """Use ``frequencies`` (``[head_dim // 2]``, e.g. Position Interpolation's

@@ -87,11 +87,16 @@ def _check_model(model) -> None:
                          f"embeddings (supported: {', '.join(SUPPORTED_POSITIONS)})")
     for k, block in enumerate(model.blocks):
         attn = block.attn
+        if attn is None:  # a recurrent layer's state is not a KV cache
+            raise ValueError(f"block {k} is a recurrent layer; run supports attention layers "
+                             "only")
         if attn.position not in SUPPORTED_POSITIONS:
             raise ValueError(f"block {k} uses position {attn.position!r}; run supports "
                              f"{', '.join(SUPPORTED_POSITIONS)}")
-        if attn.window or attn.chunk or attn.sinks is not None or attn.temperature:
-            raise ValueError(f"block {k} has a window, chunk, sinks or temperature; run "
+        if (attn.window or attn.chunk or attn.sinks is not None or attn.temperature
+                or getattr(attn, "gate", None) is not None):
+            raise ValueError(f"block {k} has a window, chunk, sinks, temperature or output "
+                             "gate; run "
                              "supports plain causal layers")
 
 

@@ -6,7 +6,8 @@ Importing this package registers the built-in methods in this order: none, sinus
 learned (``absolute.py``), rope (``rotary.py``), alibi, shaw, t5; then RoPE as today's
 models ship it: partial_rope, p_rope (``partial_rope.py``), xpos, axial_rope; then the
 learned and contextual biases: kerple_power, kerple_log (``kerple.py``), fire, cope;
-then position from the data: fox, stick_breaking.
+then position from the data: fox, stick_breaking. ``recurrence.py`` holds no position
+method: it is the recurrent token mixer of hybrid models' layer patterns.
 The order the course lists them in, and what it says of each, is not this registry's: it
 is :data:`posenc.catalogue.BUILT_IN`'s.
 """
@@ -40,6 +41,7 @@ from .fox import ForgettingAttentionBias
 from .stick_breaking import StickBreakingAttention
 from .attention import MultiHeadSelfAttention
 from .sinks import sink_key_value, softmax_with_sinks
+from .recurrence import GatedDecayRecurrence
 
 __all__ = [
     "ALiBiBias",
@@ -47,6 +49,7 @@ __all__ = [
     "AxialRotaryEmbedding",
     "CoPEBias",
     "FIREBias",
+    "GatedDecayRecurrence",
     "ForgettingAttentionBias",
     "HOOKS",
     "KerpleBias",
