@@ -10,7 +10,7 @@ from importlib import resources
 import pytest
 
 from posenc.configs import bundled_names
-from posenc.configs.per_layer import UNBUNDLED, layer_kinds
+from posenc.configs.per_layer import UNBUNDLED, layer_kinds, layer_table
 from posenc.configs.sparse import SIDE_ROPE
 
 
@@ -121,3 +121,19 @@ def test_deepseek_v4_rows_against_its_configuration_class():
     assert f"last {config.qk_rope_head_dim} of {config.index_head_dim}" in csa.side
     assert f"top-{config.index_topk} entries" in csa.side
     assert transformers.__version__ == "5.23.0"  # the version the sources name
+
+
+def test_layer_table_prints_every_row_under_its_source():
+    rows = [*layer_kinds("gemma-3-1b-it"), *UNBUNDLED["deepseek-v4-flash"]]
+    text = layer_table(rows, width=96)
+    lines = text.splitlines()
+    assert all(len(line) <= 96 for line in lines)
+    raw = _raw("gemma-3-1b-it")
+    assert lines[0].startswith(f"gemma-3-1b-it ({raw['_date']}), read from:")
+    assert raw["_found_in"] in " ".join(line.strip() for line in lines[:3])
+    kind_lines = [line for line in lines if line.startswith("  ") and not line.startswith("    ")]
+    assert len(kind_lines) == len(rows)
+    sliding = next(line for line in kind_lines if line.split()[:2] == ["sliding", "512"])
+    assert sliding.split()[2:6] == ["22/26", "default", "10000", "256/256"]
+    v4_csa = next(line for line in kind_lines if line.lstrip().startswith("CSA"))
+    assert v4_csa.split()[-5:] == ["?", "yarn", "160000", "64/512", "×16"]  # count unknown

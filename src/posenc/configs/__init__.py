@@ -21,7 +21,8 @@ module              what it holds
 ``survey``          one row per bundled model: its layers by kind, base, rotated share,
                     scaling, temperature and KV bytes (:func:`survey_row`)
 ``per_layer``       one row per kind of layer of a model, with its source and date
-                    (:func:`layer_kinds`; :data:`UNBUNDLED`: GLM-5, DeepSeek-V4-Flash)
+                    (:func:`layer_kinds`, :func:`layer_table`; :data:`UNBUNDLED`: GLM-5,
+                    DeepSeek-V4-Flash)
 ``sparse``          sparse attention's side paths: the indexer's own RoPE slice and
                     layout (:data:`SIDE_ROPE`, :func:`rotate_slot`), DeepSeek-V4's
                     compressed entries and rotations, GLM-5's shared indexers
@@ -51,7 +52,7 @@ from .bundled import bundled_names, load_bundled, read_bundled
 from .families import FAMILIES, Family
 from .kv_cache import DTYPE_BYTES, KVCache, kv_cache
 from .layers import LAYER_TYPES
-from .per_layer import UNBUNDLED, LayerKindRow, layer_kinds
+from .per_layer import UNBUNDLED, LayerKindRow, layer_kinds, layer_table
 from .reader import LayerPositions, ModelPositions, Temperature, read_config
 from .rope_parameters import ROPE_KEYS
 from .sparse import (
@@ -93,6 +94,7 @@ __all__ = [
     "survey_row",
     "LayerKindRow",
     "layer_kinds",
+    "layer_table",
     "UNBUNDLED",
     "SideRope",
     "SIDE_ROPE",

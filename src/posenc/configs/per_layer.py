@@ -14,6 +14,8 @@ Their tests check every number against those classes. Numpy only.
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 
@@ -23,7 +25,7 @@ from .bundled import load_bundled, read_bundled
 from .reader import LayerPositions
 from .sparse import SIDE_ROPE
 
-__all__ = ["LayerKindRow", "layer_kinds", "UNBUNDLED"]
+__all__ = ["LayerKindRow", "layer_kinds", "layer_table", "UNBUNDLED"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,32 @@ def layer_kinds(name: str) -> tuple[LayerKindRow, ...]:
                      base=theta if method != "none" else None, turning=turning, factor=factor,
                      side=side, from_defaults=config["_found_in"].startswith("transformers "))
         for (kind, method, theta, turning, factor, side), indices in rows.items())
+
+
+def layer_table(rows: Iterable[LayerKindRow], width: int = 96) -> str:
+    """``rows`` as chapter 15 prints them: per model, a line with its release month and
+    source, then one line per kind (kind, layers, rope type, base, turning features,
+    factor) and its side path below it. A base is ``-`` for a layer without RoPE and ``?``
+    where only a configuration class's defaults (or no source) give it."""
+    wrap = dict(width=width, break_on_hyphens=False, break_long_words=False)
+    by_model: dict[str, list[LayerKindRow]] = {}
+    for row in rows:
+        by_model.setdefault(row.model, []).append(row)
+    lines = []
+    for model, kinds in by_model.items():
+        lines.append(textwrap.fill(f"{model} ({kinds[0].date}), read from: {kinds[0].source}",
+                                   subsequent_indent="    ", **wrap))
+        for r in kinds:
+            unknown = r.from_defaults or r.base is None
+            base = "-" if r.method == "none" else "?" if unknown else f"{r.base:g}"
+            count = "?" if r.layers is None else f"{r.layers}/{r.total}"
+            factor = "-" if r.factor is None else f"×{r.factor:g}"
+            lines.append(f"  {r.kind:40s} {count:>6} {r.method:12s} {base:>8} {r.turning:>7} "
+                         f"{factor:>4}")
+            if r.side:
+                lines.append(textwrap.fill(r.side, initial_indent=" " * 6,
+                                           subsequent_indent=" " * 6, **wrap))
+    return "\n".join(lines)
 
 
 _GLM_SOURCE = ("zai-org/GLM-5 README (commit 57fa4b0, 11 February 2026: GLM-5 integrates "
