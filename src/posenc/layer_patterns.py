@@ -42,10 +42,9 @@ qwen3_next    3 Gated DeltaNet (recurrent) : 1 gated      3 recurrent : 1 full a
 
 The recurrent layers of the two hybrids are :class:`posenc.nn.GatedDecayRecurrence` (a short
 convolution and a gated diagonal decay), simpler than KDA or Gated DeltaNet (no delta rule).
-Granite 4.0-H and Nemotron-H have the same shape with rarer attention layers (their attention
-layers also apply no rotation: Hugging Face's ``GraniteMoeHybridAttention`` with
-``position_embedding_type=None`` and ``NemotronHAttention``); a 4-layer model of theirs is
-``kimi_linear``'s.
+Granite 4.0-H and Nemotron-H mix the same two kinds of layer (Mamba-2, and attention that
+applies no rotation: Hugging Face's ``GraniteMoeHybridAttention`` with
+``position_embedding_type=None`` and ``NemotronHAttention``), each in its own proportion.
 
 The fractions are much larger than the real ones (Gemma 3's window is 1/32 of its 32K
 pre-training length; GPT-OSS's band 1/32 of 4096) because a 64-token model with a 2-token

@@ -69,7 +69,8 @@ def gated_decay_scan(x, a) -> np.ndarray:
 
     ``a_t = 1`` keeps the state and ignores token ``t``; ``a_t = 0`` forgets everything
     before it. ``(1 - a_t)`` on the input keeps ``h`` a weighted average of the inputs
-    (weights summing to at most 1), as Griffin's RG-LRU normalises its input.
+    (weights summing to at most 1); Griffin's RG-LRU scales its input by
+    ``sqrt(1 - a_t^2)`` for the same reason, Mamba by its step ``Delta``.
     """
     x = _float_array("x", x, min_ndim=2)
     a = _gates(a, x.shape)

@@ -68,4 +68,18 @@ def questions() -> list[dict]:
             "wherever it starts."},
            "With one fixed H the product is H^(i−j); PaTH's point is that H_t comes from the "
            "tokens, so the same distance can mean different things.", understanding=True),
+        mc("data_dependent.set-not-order",
+           "A hybrid has one recurrent layer, then one attention layer with no position. "
+           "Remove the recurrent layer's convolution and its decay, so it works token by "
+           "token. What can the attention at a query tell about the tokens before it?",
+           "Which tokens are there and how often, not in what order",
+           {"Their order, from the causal mask": "The mask says which tokens come before the "
+            "query, not in what order: any permutation of them gives the same output. (Stacked "
+            "attention layers with no position can recover positions from the mask, "
+            "Kazemnejad et al., 2023; one layer on per-token features cannot.)",
+            "Nothing at all": "The scores still compare the query with each earlier token's "
+            "content, and the weights sum over them: the set of tokens is seen."},
+           "Softmax attention over per-token features is a weighted sum over the set of "
+           "earlier tokens: swapping two of them changes nothing. The convolution or the decay "
+           "is what puts order in.", understanding=True),
     ]
