@@ -115,7 +115,7 @@ def test_the_figure_is_legible_at_the_column_width():
     from posenc.course.figures.style import COLUMN_CSS_PX, COURSE_RC, FIGURE_WIDTH
 
     with plt.rc_context(COURSE_RC):
-        fig = plt.figure(figsize=(FIGURE_WIDTH, 3.8), layout="constrained")
+        fig = plt.figure(figsize=(FIGURE_WIDTH, 4.2), layout="constrained")
         draw_order_probe(fig, load_order_probe())
         fig.canvas.draw()
         width_in = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.05).width

@@ -158,6 +158,23 @@ def test_figures_fill_the_column_at_two_device_px(reader):
         assert f["natural"] >= 1.98 * f["width"], f
 
 
+def test_no_page_scrolls_sideways_on_a_phone(reader):
+    """At 390 CSS px nothing widens the page: a long identifier in a paragraph
+    (``models/granitemoehybrid/modeling_granitemoehybrid.py``) breaks (posenc.css)."""
+    page = reader.page
+    size = page.viewport_size
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.wait_for_timeout(100)
+        width, wide = page.evaluate("""() => [document.documentElement.scrollWidth,
+            [...document.querySelectorAll('main *')]
+            .filter(el => el.getBoundingClientRect().right > innerWidth + 1)
+            .map(el => el.tagName + ': ' + (el.textContent || '').slice(0, 60)).slice(0, 5)]""")
+    finally:
+        page.set_viewport_size(size)
+    assert width <= 390, f"the page is {width} px wide on a 390-px phone: {wide}"
+
+
 def test_code_cells_are_not_cut_off(reader):
     v = reader
     cut = v.page.evaluate("""() => [...document.querySelectorAll('div.cell_input pre')]
