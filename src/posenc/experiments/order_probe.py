@@ -18,7 +18,8 @@ curve; chance for an order-blind reader is 1 / ``num_pairs``.
 
 Run it in one process (the committed file: about 60 CPU-minutes on the course's machine)::
 
-    python -m posenc.experiments.order_probe --output src/posenc/course/results/order_probe.json
+    python -m posenc.experiments.order_probe \
+        --output src/posenc/course/results/order_probe/runs.json
 
 or in two, each with two of the variants (``--variants NAME ...``), joined with
 ``--merge a.json b.json`` (how the committed file was made).
@@ -205,10 +206,12 @@ def run_order_probe(variants=tuple(RECURRENCE_VARIANTS), seeds=(0, 1, 2), *,
 
 
 def load_order_probe(path=None) -> dict:
-    """The committed results (``posenc/course/results/order_probe.json``), or ``path``'s."""
+    """The committed results (``posenc/course/results/order_probe/runs.json``: a folder of
+    their own, as the folder's ``*.json`` are the extrapolation experiment's), or ``path``'s."""
     from pathlib import Path
 
-    path = Path(path) if path else Path(__file__).parents[1] / "course/results/order_probe.json"
+    committed = Path(__file__).parents[1] / "course/results/order_probe/runs.json"
+    path = Path(path) if path else committed
     return json.loads(path.read_text())
 
 
