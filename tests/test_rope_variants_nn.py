@@ -17,7 +17,13 @@ from posenc.nn import (
     XPosEmbedding,
 )
 from posenc.nn.axial_rope import grid_coordinates
-from posenc.nn.rope_kernel import apply_axial_rope, apply_partial_rope, apply_rope, apply_xpos
+from posenc.nn.rope_kernel import (
+    apply_axial_rope,
+    apply_mrope,
+    apply_partial_rope,
+    apply_rope,
+    apply_xpos,
+)
 from posenc.scaling import rope_scaling_frequencies
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -125,3 +131,17 @@ def test_nope_every_bad_values():
         TinyLMConfig(position="rope", nope_every=1.5)
     with pytest.raises(ValueError, match="inside attention"):
         TinyLMConfig(position="sinusoidal", nope_every=2)
+
+
+@pytest.mark.parametrize("layout", ["chunked", "interleaved"])
+def test_torch_mrope_is_the_numpy_formula_in_both_layouts(layout):
+    from posenc.rope_variants import apply_mrope as numpy_mrope
+    from posenc.rope_variants import mrope_position_ids
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(2, 12, 16))
+    ids = mrope_position_ids([3, (2, 2, 2), 1])  # [3, 12]: text, a 2-frame video, text
+    out = apply_mrope(torch.from_numpy(x), ids, sections=(4, 2, 2), layout=layout)
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float64
+    np.testing.assert_allclose(out.numpy(), numpy_mrope(x, ids, sections=(4, 2, 2),
+                                                        layout=layout), atol=1e-12)

@@ -85,7 +85,8 @@ class Family:
     ``temperature``: ``None``, ``"llama4"`` or ``"llama_4_scaling_beta"``. ``latent``:
     DeepSeek's multi-head latent attention (``qk_rope_head_dim``). ``indexer``: DeepSeek
     Sparse Attention's indexer, with a rotary part of its own (``qk_rope_head_dim`` of
-    ``index_head_dim``, half layout).
+    ``index_head_dim``; its layout is the family's: half for DeepSeek-V3.2, interleaved for
+    GLM-5, :data:`posenc.configs.sparse.SIDE_ROPE`).
     """
 
     default_theta: float | dict = 10000.0

@@ -117,9 +117,11 @@ def apply_xpos(q: torch.Tensor, k: torch.Tensor, positions=None, *, base: float 
                                     kernel=TORCH_KERNEL)
 
 
-def apply_mrope(x: torch.Tensor, positions, *, sections, base: float = 10000.0) -> torch.Tensor:
-    """:func:`posenc.rope_variants.apply_mrope` for a tensor ``x``."""
-    return rope_variants.apply_mrope(x, positions, sections=sections, base=base,
+def apply_mrope(x: torch.Tensor, positions, *, sections, base: float = 10000.0,
+                layout: str = "chunked") -> torch.Tensor:
+    """:func:`posenc.rope_variants.apply_mrope` for a tensor ``x``: ``layout="chunked"``
+    (Qwen2-VL) or ``"interleaved"`` (Qwen3-VL)."""
+    return rope_variants.apply_mrope(x, positions, sections=sections, base=base, layout=layout,
                                      kernel=TORCH_KERNEL)
 
 
