@@ -222,10 +222,11 @@ def test_a_pattern_trains_a_model_of_the_methods_size_with_its_layers():
 
 # --- the committed results ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("preset", ["main", "full", "small"])
-def test_committed_results_match_their_presets(preset):
+@pytest.mark.parametrize("preset, name", [("take3-main", "take3_main"), ("take3", "take3_full"),
+                                          ("full", "full"), ("small", "small")])
+def test_committed_results_match_their_presets(preset, name):
     """If this fails, a preset changed: rerun it with the command in --help."""
-    results = load_results(f"{preset}.json")
+    results = load_results(f"{name}.json")
     config = PRESETS[preset]
     assert ExtrapolationConfig.from_dict(results["config"]) == config  # migrated layout
     assert results["config_hash"] == config_hash(config)
@@ -248,13 +249,26 @@ def test_committed_results_match_their_presets(preset):
                     assert mean == pytest.approx(reported, abs=1e-4), name
 
 
-def test_the_full_set_repeats_the_main_run_as_its_first_seed():
-    """Same configuration, same seed 0: the full set's first seed is the main run."""
-    main, full = load_results("main.json"), load_results("full.json")
+def test_take_three_repeats_its_one_seed_run_as_its_first_seed():
+    """Same configuration, same seed 0: take three's full set's first seed is its main run."""
+    main, full = load_results("take3_main.json"), load_results("take3_full.json")
     for name, entry in main["variants"].items():
         assert full["variants"][name]["loss_by_seed"][0] == entry["loss"], name
         for key in ("retrieval_accuracy", "positional_accuracy"):
             assert full["variants"][name][f"{key}_by_seed"][0] == entry[key], name
+
+
+def test_take_four_changes_take_threes_protocol_only_where_the_chapter_says():
+    """Chapter 13: the same model, data and mix; a constant rate, a stop at 95 % held-out
+    (cap 2,000 steps), 64 sequences per distance, the grid, and the methods and patterns
+    registered since. Nothing else."""
+    before, now = PRESETS["take3"].to_dict(), PRESETS["full"].to_dict()
+    changed = {k for k in before if before[k] != now[k]}
+    assert changed == {"encodings", "patterns", "schedule", "steps", "stop_accuracy",
+                       "check_every", "retrieval_per_distance", "grid_distances"}
+    assert now["encodings"][:len(before["encodings"])] == before["encodings"]
+    assert now["patterns"][:len(before["patterns"])] == before["patterns"]
+    assert (now["schedule"], now["steps"], now["stop_accuracy"]) == ("constant", 2000, 0.95)
 
 
 def test_choosing_methods_on_the_command_line_keeps_the_presets_extras_consistent():

@@ -78,7 +78,7 @@ def test_rows_are_sorted_best_first_and_every_figure_draws():
 
 
 def test_committed_main_run_draws_with_every_variant():
-    results = load_results("main.json")
+    results = load_results("take3_main.json")
     fig, ax = plt.subplots()
     order = lc.draw_metric_rows(ax, results, "retrieval_accuracy")
     assert set(order) == set(results["variants"])
@@ -90,7 +90,7 @@ def test_committed_main_run_draws_with_every_variant():
 
 @pytest.mark.parametrize("key", ["loss", "retrieval_accuracy", "positional_accuracy"])
 def test_metric_of_one_seed_has_no_spread(key):
-    results = load_results("main.json")
+    results = load_results("take3_main.json")
     mean, low, high = lc.metric(results, "rope", key)
     assert np.array_equal(mean, low) and np.array_equal(mean, high)
 

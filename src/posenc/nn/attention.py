@@ -150,6 +150,30 @@ class MultiHeadSelfAttention(nn.Module):
         self.temperature = temperature
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v, bias, mask = self._scores_inputs(x)
+        batch, seq, _ = x.shape
+        if "value_term" in self._hooks or "normalise" in self._hooks:
+            if bias is None and mask is not None:
+                bias = _float_mask(mask, q.dtype)
+            y = self._explicit_attention(q, k, v, bias)
+        else:
+            if self.sinks is not None:
+                k, v, bias = sink_key_value(k, v, bias, self.sinks)
+            attn_mask = bias if bias is not None else mask
+            y = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=attn_mask, is_causal=self.causal and attn_mask is None)
+        y = y.transpose(1, 2).reshape(batch, seq, self.d_model)  # [batch, seq, d_model]
+        if self.gate is not None:  # head h's output times its own sigmoid gate, column-wise
+            y = y * torch.sigmoid(self.gate(x))
+        return self.out(y)
+
+    def _scores_inputs(self, x: torch.Tensor):
+        """What the scores are made of, for the layer's input ``x`` ``[batch, seq,
+        d_model]``: ``q, k, v`` ``[batch, heads, seq, head_dim]`` after the method's
+        ``embed`` and ``rotate`` hooks (and Llama 4's temperature), the additive ``bias``
+        (``[..., seq, seq]`` float, the causal mask and the reach folded in, or ``None``)
+        and the bool reach ``mask`` (``[seq, seq]`` or ``None``). :meth:`forward` and
+        :meth:`attention_weights` share it, so the weights shown are the weights used."""
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(
                 f"x must have shape [batch, seq, d_model={self.d_model}], got {tuple(x.shape)}"
@@ -178,20 +202,20 @@ class MultiHeadSelfAttention(nn.Module):
             allowed = mask if mask is not None or not self.causal else _allowed(seq, q.device)
             bias = (torch.zeros(seq, seq, device=q.device, dtype=q.dtype) if allowed is None
                     else _float_mask(allowed, q.dtype))
-        if "value_term" in hooks or "normalise" in hooks:
-            if bias is None and mask is not None:
-                bias = _float_mask(mask, q.dtype)
-            y = self._explicit_attention(q, k, v, bias)
-        else:
-            if self.sinks is not None:
-                k, v, bias = sink_key_value(k, v, bias, self.sinks)
-            attn_mask = bias if bias is not None else mask
-            y = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=attn_mask, is_causal=self.causal and attn_mask is None)
-        y = y.transpose(1, 2).reshape(batch, seq, self.d_model)  # [batch, seq, d_model]
-        if self.gate is not None:  # head h's output times its own sigmoid gate, column-wise
-            y = y * torch.sigmoid(self.gate(x))
-        return self.out(y)
+        return q, k, v, bias, mask
+
+    @torch.no_grad()
+    def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
+        """The attention weights ``[batch, heads, seq, seq]`` (query, key) this layer uses
+        for the input ``x`` ``[batch, seq, d_model]``: each row sums to 1 (less with
+        ``sinks``, whose share goes to the sink; a ``normalise`` hook's own rule
+        otherwise). The same scores as :meth:`forward`, computed explicitly (the fused
+        kernel that :meth:`forward` may use returns no weights). For reading heads:
+        which key each query looks at (:mod:`posenc.heads`)."""
+        q, k, _, bias, mask = self._scores_inputs(x)
+        if bias is None and mask is not None:
+            bias = _float_mask(mask, q.dtype)
+        return self._weights(q, k, bias)
 
     def output_gate_values(self, x: torch.Tensor) -> torch.Tensor | None:
         """The gate ``sigmoid(x W_g + b_g)`` as ``[batch, heads, seq, head_dim]`` for the
@@ -208,6 +232,19 @@ class MultiHeadSelfAttention(nn.Module):
     def _explicit_attention(self, q, k, v, bias):
         """Attention with the weights in hand, for a method that replaces the softmax or
         adds a value term."""
+        weights = self._weights(q, k, bias)
+        y = weights @ v  # [b, h, q, head_dim]
+        if "value_term" not in self._hooks:
+            return y
+        extra = self.encoding.value_term(weights, v)
+        check_value_term(self.position, extra, weights, v)
+        return y if extra is None else y + extra
+
+
+    def _weights(self, q, k, bias):
+        """Weights ``[b, h, q, k]`` from the scaled scores plus ``bias`` (the causal mask
+        when ``bias`` is ``None`` in a causal layer): the method's ``normalise`` hook, or
+        the softmax (with the sink's logit when the layer has sinks)."""
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)  # [b, h, q, k]
         if bias is not None:
             scores = scores + bias
@@ -216,16 +253,9 @@ class MultiHeadSelfAttention(nn.Module):
         if "normalise" in self._hooks:
             weights = self.encoding.normalise(scores)
             check_normalise(self.position, weights, scores)
-        else:
-            weights = (scores.softmax(dim=-1) if self.sinks is None
-                       else softmax_with_sinks(scores, self.sinks))
-        y = weights @ v  # [b, h, q, head_dim]
-        if "value_term" not in self._hooks:
-            return y
-        extra = self.encoding.value_term(weights, v)
-        check_value_term(self.position, extra, weights, v)
-        return y if extra is None else y + extra
-
+            return weights
+        return (scores.softmax(dim=-1) if self.sinks is None
+                else softmax_with_sinks(scores, self.sinks))
 
     def reach_mask(self, seq: int, device=None) -> torch.Tensor | None:
         """The bool ``[seq, seq]`` mask of a window or chunk layer (True = may attend),

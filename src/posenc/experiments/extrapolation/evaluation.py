@@ -24,17 +24,21 @@ __all__ = ["retrieval_accuracy", "per_position_loss"]
 
 @torch.no_grad()
 def retrieval_accuracy(model: TinyLM, config: ExtrapolationConfig, text: np.ndarray,
-                       length: int, task: str = "content") -> tuple[np.ndarray, np.ndarray]:
+                       length: int, task: str = "content", distances=None
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """Accuracy of a retrieval task (:data:`posenc.retrieval.TASKS`) at ``length``, per
     answer distance.
 
     ``config.retrieval_distances`` distances spread over the length
     (:func:`posenc.retrieval.evaluation_distances`), ``retrieval_per_distance`` sequences
     each, drawn from ``text`` with the seed ``length`` (the same sequences for every
-    method and seed). A sequence counts as right when the most likely next byte after
-    the query is the value. Returns ``(distances, accuracy)``, both ``[distances]``.
+    method and seed), or the given ``distances`` (the position-by-distance grid: a fixed
+    distance, the query at the end of each length). A sequence counts as right when the
+    most likely next byte after the query is the value. Returns ``(distances,
+    accuracy)``, both ``[distances]``.
     """
-    distances = retrieval.evaluation_distances(length, config.retrieval_distances)
+    if distances is None:
+        distances = retrieval.evaluation_distances(length, config.retrieval_distances)
     batch = retrieval.evaluation_batch(text, length, distances, config.retrieval_per_distance,
                                        seed=length, num_pairs=config.retrieval_pairs,
                                        task=task)
@@ -76,6 +80,7 @@ def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *
     losses, curve = [], None
     accuracy = {task: [] for task in tasks}
     distances = {task: [] for task in tasks}
+    grid = []  # [length][grid distance]: the positional task, query at the end
     for length in config.eval_lengths:
         evaluated = model if adapt is None else adapt(model, config.train_length, length)
         inputs, targets = contiguous_windows(heldout, length, config.eval_tokens)
@@ -88,6 +93,7 @@ def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *
             for task in tasks:
                 accuracy[task].append(None)
                 distances[task].append(None)
+            grid.append(None)
             continue
         curve = values
         losses.append(float(curve.mean()))
@@ -95,7 +101,12 @@ def _evaluate(model: TinyLM, config: ExtrapolationConfig, heldout: np.ndarray, *
             at, right = retrieval_accuracy(evaluated, config, heldout, length, task)
             distances[task].append(at.tolist())
             accuracy[task].append(right)
+        if config.grid_distances:
+            grid.append(retrieval_accuracy(evaluated, config, heldout, length, "positional",
+                                           distances=config.grid_distances)[1])
     result = {"loss": losses, "per_position_loss": curve}
+    if config.grid_distances:
+        result[task_key("positional", "grid")] = grid
     for task in tasks:
         result[task_key(task, "distances")] = distances[task]
         result[task_key(task, "by_distance")] = accuracy[task]

@@ -41,7 +41,8 @@ def finetune_rope(model: TinyLM, config: ExtrapolationConfig, scaling: str,
 
     Same bytes per step as training (batch sizes divided by the multiplier); a fresh
     AdamW; learning rate warmed up over a tenth of the steps to ``finetune_lr_ratio``
-    times the peak, then cosine-decayed as in training. The copy keeps the scaling.
+    times the peak, then on the training's schedule (cosine decay, or held constant). The
+    copy keeps the scaling.
     """
     seed = config.seed if seed is None else check_int("seed", seed, minimum=0)
     factor = config.finetune_multiplier

@@ -40,7 +40,7 @@ __all__ = ["SCHEMA", "MIGRATIONS", "schema_of", "migrate", "Numbers", "VariantRe
            "Results", "read_results", "rewrite_results"]
 
 #: The version of the results layout this code writes and reads.
-SCHEMA = 2
+SCHEMA = 3
 
 
 # --- the migration steps ----------------------------------------------------------------------
@@ -81,9 +81,22 @@ def _v1_to_v2(data: dict) -> dict:
     return {**data, "config": config}
 
 
+#: Version 3's fields (chapter 13, take four: converge, then extrapolate), at the values
+#: every earlier run used: a cosine schedule, no held-out checks, no early stop, no grid.
+_V3_FIELDS = {"schedule": "cosine", "stop_accuracy": 0.0, "check_every": 0,
+              "check_sequences": 128, "grid_distances": []}
+
+
+def _v2_to_v3(data: dict) -> dict:
+    """Version 2 -> 3: the schedule, the stopping rule and the position-by-distance grid
+    (:class:`~.config.ExtrapolationConfig`), filled where absent with the values every
+    version-2 run used."""
+    return {**data, "config": {**_V3_FIELDS, **data["config"]}}
+
+
 #: Version -> the function that upgrades a results dict of that version to the next (its
 #: config to the next layout; :func:`migrate` takes the config hash again after the steps).
-MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def schema_of(data: Mapping) -> int:

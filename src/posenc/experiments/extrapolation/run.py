@@ -125,15 +125,42 @@ def _entry(key: VariantKey, config: ExtrapolationConfig, result: dict) -> dict:
         entry[accuracy] = _rounded(result[accuracy])
         entry[task_key(task, "distances")] = result[task_key(task, "distances")]
         entry[by_distance] = [None if a is None else _rounded(a) for a in result[by_distance]]
+    grid = task_key("positional", "grid")
+    if grid in result:
+        entry[grid] = [None if a is None else _rounded(a) for a in result[grid]]
     return entry
 
 
+#: History keys kept as they are (counts, steps) or rounded to 3 digits (head scores).
+_EXACT = ("step", "check_step", "check_right", "check_scored", "steps_to_learn",
+          "steps_trained")
+_HEAD_SCORES = ("previous_token", "induction")
+
+
 def _with_history(entry: dict, model: TinyLM, history: dict) -> dict:
+    """The entry with its training run: parameters, time, the history (curves rounded) and,
+    for a run with held-out checks (:class:`.convergence.Checker`), at the top level
+    ``steps_to_learn``, ``steps_trained`` and ``train_layout_accuracy`` (the last check's
+    share of answers right: the positional task at 1x, laid out as in training)."""
     entry["num_parameters"] = model.num_parameters()
     entry["train_time_s"] = round(history["train_time_s"], 2)
-    entry["history"] = {k: (_rounded(v, 2) if k == "load_average" else
-                            v if k == "step" else _rounded(v))
-                        for k, v in history.items() if k != "train_time_s"}
+
+    def rounded(key, value):
+        if key in _EXACT:
+            return value
+        if key in _HEAD_SCORES:  # [check][layer][head], None for a recurrent layer
+            return [[None if layer is None else _rounded(layer, 3) for layer in check]
+                    for check in value]
+        return _rounded(value, 2) if key == "load_average" else _rounded(value)
+
+    entry["history"] = {k: rounded(k, v) for k, v in history.items()
+                        if k not in ("train_time_s", "steps_trained", "steps_to_learn")}
+    if "steps_trained" in history and "check_step" in history:
+        entry["steps_trained"] = history["steps_trained"]
+        entry["steps_to_learn"] = history["steps_to_learn"]
+        entry["train_layout_accuracy"] = round(
+            history["check_right"][-1] / history["check_scored"], 4)
+        entry["train_layout_scored"] = history["check_scored"]
     return entry
 
 
@@ -148,7 +175,7 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, l
     heldout = corpus.heldout
     model, history = train_model(config, encoding, corpus.train, progress=progress,
                                  seed=seed, nope=layout == "nope",
-                                 pattern=layout == "pattern")
+                                 pattern=layout == "pattern", heldout=heldout)
     if layout == "pattern":
         key = VariantKey("pattern", encoding)
         result = _evaluate(model, config, heldout)
@@ -181,6 +208,9 @@ def _train_and_evaluate(config: ExtrapolationConfig, encoding: str, seed: int, l
 
 
 _NUMBERS = ("loss", *(task_key(task, "accuracy") for task in TASKS))
+#: A run's own numbers, kept per seed only (``<key>_by_seed``): a mean of steps to learn
+#: would hide the seeds that never learned.
+_PER_SEED = ("steps_to_learn", "steps_trained", "train_layout_accuracy")
 
 
 def _merge_seeds(runs: list[dict]) -> dict:
@@ -207,8 +237,13 @@ def _merge_seeds(runs: list[dict]) -> dict:
         merged[f"{key}_min"] = [None if None in c else min(c) for c in columns]
         merged[f"{key}_max"] = [None if None in c else max(c) for c in columns]
         merged[f"{key}_by_seed"] = by_seed
+    for key in _PER_SEED:
+        if key in merged:
+            merged[f"{key}_by_seed"] = [run[key] for run in runs]
+            del merged[key]
     merged["per_position_loss"] = mean([run["per_position_loss"] for run in runs], 4)
-    for key in (task_key(task, "by_distance") for task in TASKS):
+    for key in (*(task_key(task, "by_distance") for task in TASKS),
+                task_key("positional", "grid")):
         if key in merged:
             merged[key] = [mean(list(rows), 4)
                            for rows in zip(*(run[key] for run in runs), strict=True)]
@@ -217,6 +252,10 @@ def _merge_seeds(runs: list[dict]) -> dict:
             merged[key] = round(sum(run[key] for run in runs), 2)
     if "history" in merged:
         merged["final_train_loss_by_seed"] = [run["history"]["loss"][-1] for run in runs]
+        if "check_step" in merged["history"]:  # every seed's learning curve (heads: seed 0's)
+            merged["check_by_seed"] = [{"step": run["history"]["check_step"],
+                                        "right": run["history"]["check_right"]}
+                                       for run in runs]
     return merged
 
 

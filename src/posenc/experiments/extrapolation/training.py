@@ -22,6 +22,7 @@ from ..._validation import check_int
 from ...data import random_windows
 from ...model import TinyLM
 from .config import ExtrapolationConfig, task_key
+from .convergence import Checker
 from .variants import VariantKey
 
 __all__ = ["seed_everything", "learning_rate_at", "train_model"]
@@ -78,10 +79,13 @@ def seed_everything(seed: int) -> None:
 
 
 def learning_rate_at(step: int, config: ExtrapolationConfig) -> float:
-    """Linear warm-up over ``warmup_steps``, then cosine decay to ``min_lr_ratio * lr``."""
+    """Linear warm-up over ``warmup_steps``, then (``config.schedule``) cosine decay to
+    ``min_lr_ratio * lr`` at ``steps``, or the peak held (``"constant"``)."""
     peak = config.learning_rate
     if step < config.warmup_steps:
         return peak * (step + 1) / config.warmup_steps
+    if config.schedule == "constant":
+        return peak
     span = max(config.steps - config.warmup_steps, 1)
     progress = min((step - config.warmup_steps) / span, 1.0)
     floor = config.min_lr_ratio * peak
@@ -107,12 +111,14 @@ def _parameter_groups(model: TinyLM) -> list[dict]:
 
 def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps: int,
                  length: int, batch_size: int, retrieval_batch_size: int, lr_at, train_data,
-                 seed: int, desc: str, progress: bool) -> dict:
+                 seed: int, desc: str, progress: bool, check=None) -> dict:
     """The training loop: AdamW steps on text windows (plus retrieval sequences when
     ``retrieval_batch_size`` > 0), learning rate ``lr_at(step)`` times each group's scale.
 
     Batches come from generators seeded with ``seed`` only, so every method sees the same
-    text and the same retrieval sequences. Returns the history dict of :func:`train_model`.
+    text and the same retrieval sequences. ``check`` (a :class:`.convergence.Checker`, or
+    ``None``) is called after every ``config.check_every``-th step and stops the loop when
+    it says so. Returns the history dict of :func:`train_model`.
     """
     batches = torch.Generator().manual_seed(seed)
     tasks = config.task_batch_sizes if retrieval_batch_size else {}
@@ -159,7 +165,22 @@ def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps
             bar.set_postfix(loss=f"{running / count:.3f}")
             running, count = 0.0, 0
             running_tasks = dict.fromkeys(tasks, 0.0)
+        if check is not None and (step + 1) % config.check_every == 0:
+            model.eval()
+            done = check(model, step + 1)
+            model.train()
+            if done:
+                break
     bar.close()
+    if count:  # a run stopped early: its last, shorter stretch of training loss too
+        history["step"].append(step + 1)
+        history["loss"].append(running / count)
+        for task in tasks:
+            history[task_key(task, "loss")].append(running_tasks[task] / count)
+        history["load_average"].append(os.getloadavg()[0])
+    history["steps_trained"] = step + 1
+    if check is not None:
+        history.update(check.record())
     history["train_time_s"] = time.perf_counter() - start
     model.eval()
     return history
@@ -172,7 +193,8 @@ def _optimizer(model: TinyLM, config: ExtrapolationConfig):
 
 def train_model(config: ExtrapolationConfig, position: str, train_data: np.ndarray, *,
                 progress: bool = True, seed: int | None = None, nope: bool = False,
-                pattern: bool = False) -> tuple[TinyLM, dict]:
+                pattern: bool = False, heldout: np.ndarray | None = None
+                ) -> tuple[TinyLM, dict]:
     """Train one :class:`TinyLM` with ``position`` at ``config.train_length``.
 
     Every encoding gets the same initial seed and the same batches (generators seeded
@@ -181,7 +203,9 @@ def train_model(config: ExtrapolationConfig, position: str, train_data: np.ndarr
     pattern's name (:meth:`ExtrapolationConfig.pattern_config`). Returns the model (in
     eval mode) and a history dict with the mean training loss over each ``log_every``
     steps (and each retrieval task's loss, when the config trains retrieval), the time
-    taken and the 1-minute load average seen while training.
+    taken and the 1-minute load average seen while training. With ``config.check_every``
+    the held-out text ``heldout`` is needed: the checks (:class:`.convergence.Checker`)
+    add their curves to the history, and ``steps_trained`` says where the run stopped.
     """
     seed = config.seed if seed is None else check_int("seed", seed, minimum=0)
     seed_everything(seed)
@@ -191,10 +215,15 @@ def train_model(config: ExtrapolationConfig, position: str, train_data: np.ndarr
     else:
         model = TinyLM(config.model_config(position, nope=nope))
         desc = VariantKey("nope" if nope else "trained", position).name
+    check = None
+    if config.check_every:
+        if heldout is None:
+            raise ValueError("config.check_every > 0 checks on held-out text: pass heldout")
+        check = Checker(config, heldout)
     history = _train_steps(
         model, _optimizer(model, config), config, steps=config.steps,
         length=config.train_length, batch_size=config.batch_size,
         retrieval_batch_size=config.retrieval_batch_size,
         lr_at=lambda step: learning_rate_at(step, config), train_data=train_data, seed=seed,
-        desc=desc, progress=progress)
+        desc=desc, progress=progress, check=check)
     return model, history

@@ -1,0 +1,141 @@
+"""The words chapter 13 may use about its results, as one rule each.
+
+Every comparative sentence of the chapter goes through these functions, so "learned", "at
+chance" and "separated" mean one thing everywhere, and the tests pin that meaning.
+
+* A **seed learned** the positional task when its run reached the stopping criterion: the
+  held-out check, laid out as in training, at ``stop_accuracy`` (95 %) or more
+  (:class:`.convergence.Checker`; ``steps_to_learn`` is not ``None``).
+* A seed is **at chance** when its last check cannot be told from guessing: the 95 %
+  Wilson interval of its share of right answers reaches down to the chance level (1/4,
+  the 4 values present) or below. Otherwise it is **above chance** but short of the
+  criterion ("partly").
+* Two methods are **separated** on an accuracy when every seed of one is above every seed
+  of the other by more than the seeds' own binomial noise: the lowest lower bound of the
+  better one's 95 % intervals is above the highest upper bound of the worse one's. For a
+  loss (no binomial count) the seed ranges must not overlap.
+
+The Wilson score interval (Wilson, 1927) keeps its coverage near 0 and 1, where the plain
+normal interval does not (Brown, Cai & DasGupta, 2001, *Statistical Science* 16(2)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..._validation import check_float, check_int
+
+__all__ = ["CHANCE", "Z95", "wilson_interval", "seed_verdict", "method_verdict",
+           "separated_counts", "separated_ranges"]
+
+#: Guessing on the positional task: any of the 4 values present.
+CHANCE = 0.25
+#: The two-sided 95 % normal quantile.
+Z95 = 1.959963984540054
+
+#: The verdict of one seed.
+LEARNED, ABOVE_CHANCE, AT_CHANCE = "learned", "above chance", "at chance"
+
+
+def wilson_interval(right: int, scored: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a binomial share ``right / scored``: ``(low, high)``,
+    both in ``[0, 1]``; ``z`` = 1.96 gives 95 %."""
+    scored = check_int("scored", scored)
+    right = check_int("right", right, minimum=0)
+    if right > scored:
+        raise ValueError(f"right must be at most scored = {scored}, got {right}")
+    z = check_float("z", z, greater_than=0.0)
+    p, n = right / scored, scored
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    # at 0 (or all) right the bound is 0 (or 1) exactly: the formula leaves rounding there
+    low = 0.0 if right == 0 else max(0.0, centre - half)
+    high = 1.0 if right == scored else min(1.0, centre + half)
+    return low, high
+
+
+def seed_verdict(right: int, scored: int, *, reached_criterion: bool,
+                 chance: float = CHANCE) -> str:
+    """``"learned"`` (the run reached its stopping criterion), ``"at chance"`` (the
+    interval of ``right / scored`` reaches ``chance`` or below) or ``"above chance"``."""
+    if not isinstance(reached_criterion, bool):
+        raise TypeError(f"reached_criterion must be True or False, got {reached_criterion!r}")
+    check_float("chance", chance, greater_than=0.0)
+    low, _ = wilson_interval(right, scored)
+    if reached_criterion:
+        return LEARNED
+    return AT_CHANCE if low <= chance else ABOVE_CHANCE
+
+
+def method_verdict(seed_verdicts: Sequence[str]) -> str:
+    """A method's word from its seeds' verdicts: ``"learned in every seed"``, ``"at chance
+    in every seed"``, ``"above chance in every seed"`` (none learned, none at chance), or
+    ``"learned in k of n seeds"``, or ``"mixed"`` (none learned, some at chance)."""
+    verdicts = list(seed_verdicts)
+    allowed = (LEARNED, ABOVE_CHANCE, AT_CHANCE)
+    if not verdicts or any(v not in allowed for v in verdicts):
+        raise ValueError(f"seed_verdicts must be a non-empty list of {allowed}, got {verdicts}")
+    for word in allowed:
+        if all(v == word for v in verdicts):
+            return f"{word} in every seed"
+    learned = verdicts.count(LEARNED)
+    if learned:
+        return f"learned in {learned} of {len(verdicts)} seeds"
+    return "mixed"
+
+
+def separated_counts(better: Sequence[tuple[int, int]], worse: Sequence[tuple[int, int]]
+                     ) -> bool:
+    """Whether ``better`` beats ``worse`` beyond the noise: each is a list of one
+    ``(right, scored)`` per seed, and every seed interval of ``better`` lies above every
+    seed interval of ``worse`` (lowest low > highest high)."""
+    if not better or not worse:
+        raise ValueError("better and worse need at least one (right, scored) seed each")
+    low = min(wilson_interval(r, n)[0] for r, n in better)
+    high = max(wilson_interval(r, n)[1] for r, n in worse)
+    return low > high
+
+
+def separated_ranges(lower: Sequence[float], higher: Sequence[float]) -> bool:
+    """Whether every seed of ``lower`` is below every seed of ``higher`` (for a loss: no
+    binomial count, so the seed ranges alone; with 3 seeds, the only difference the chapter
+    calls a finding)."""
+    if not lower or not higher:
+        raise ValueError("lower and higher need at least one seed each")
+    return max(lower) < min(higher)
+
+
+# Reading a results file (full.json): the counts the rules above take.
+
+def _seeds(entry, key: str) -> list:
+    """A numbers list per seed: ``<key>_by_seed`` of a several-seed file, else ``[key]``."""
+    return entry[f"{key}_by_seed"] if f"{key}_by_seed" in entry else [entry[key]]
+
+
+def train_layout_counts(results, variant: str) -> list[tuple[int, int]]:
+    """``(right, scored)`` per seed of the last held-out check (laid out as in training:
+    the positional task at 1x)."""
+    entry = results["variants"][variant]
+    scored = entry["train_layout_scored"]
+    return [(round(a * scored), scored) for a in _seeds(entry, "train_layout_accuracy")]
+
+
+def seed_verdicts(results, variant: str) -> list[str]:
+    """Each seed's verdict (:func:`seed_verdict`) at the training length."""
+    entry = results["variants"][variant]
+    learned = [s is not None for s in _seeds(entry, "steps_to_learn")]
+    return [seed_verdict(r, n, reached_criterion=done)
+            for (r, n), done in zip(train_layout_counts(results, variant), learned, strict=True)]
+
+
+def accuracy_counts(results, variant: str, task: str, length_index: int
+                    ) -> list[tuple[int, int]]:
+    """``(right, scored)`` per seed of a retrieval task (``"content"``, ``"positional"``)
+    at the evaluation length ``length_index``: one query per sequence, the config's
+    ``retrieval_distances * retrieval_per_distance`` sequences."""
+    config = results["config"]
+    scored = config["retrieval_distances"] * config["retrieval_per_distance"]
+    key = ("retrieval_" if task == "content" else f"{task}_") + "accuracy"
+    return [(round(a[length_index] * scored), scored)
+            for a in _seeds(results["variants"][variant], key)]
