@@ -11,6 +11,7 @@ from posenc.experiments.extrapolation.verdicts import (
     CHANCE,
     Z95,
     accuracy_counts,
+    learns_faster,
     method_verdict,
     seed_verdict,
     seed_verdicts,
@@ -133,3 +134,16 @@ def test_reading_a_results_file_gives_counts_and_verdicts_per_seed():
     assert accuracy_counts(results, "a", "positional", 1) == [(256, 512), (205, 512),
                                                               (128, 512)]
     assert math.isclose(accuracy_counts(results, "b", "positional", 0)[0][0] / 512, 0.5)
+
+
+def test_faster_means_every_seed_before_every_seed_and_never_is_slowest():
+    results = {"variants": {
+        "quick": {"steps_to_learn_by_seed": [300, 350, 400]},
+        "slow": {"steps_to_learn_by_seed": [900, None, 1000]},
+        "never": {"steps_to_learn_by_seed": [None, None, None]},
+        "overlapping": {"steps_to_learn_by_seed": [380, 500, 600]}}}
+    assert learns_faster(results, "quick", "slow") and not learns_faster(results, "slow", "quick")
+    assert learns_faster(results, "quick", "never")
+    assert not learns_faster(results, "slow", "never")  # its None seed ties with never
+    assert not learns_faster(results, "never", "never")
+    assert not learns_faster(results, "quick", "overlapping")  # 400 > 380

@@ -1,4 +1,4 @@
-"""Self-check questions of chapter 13, "Train short, test long, take three" (``13_long_context``).
+"""Self-check questions of chapter 13, "Train short, test long, take four" (``13_long_context``).
 
 Each has the id ``"long_context.<slug>"``; the numbers are computed from ``posenc``."""
 
@@ -15,11 +15,9 @@ def questions() -> list[dict]:
     with its ``id``."""
     from ...experiments.extrapolation import PRESETS
     from ...retrieval import VALUE_BYTES
-    from ...scaling import yarn_attention_factor
 
     chance = 100.0 / VALUE_BYTES.shape[1]
     pairs = PRESETS["main"].retrieval_pairs  # chapter 13's sequences
-    score_scale = yarn_attention_factor(4.0) ** 2
     return [
         number("long_context.content-chance",
                "In the content retrieval task every key has its own 15 values. What accuracy "
@@ -40,12 +38,19 @@ def questions() -> list[dict]:
            "Most next bytes are predictable from the last few dozen; flat loss says nothing "
            "about the far ones, retrieval does (ALiBi's recency bias is the textbook case).",
            understanding=True),
-        number("long_context.yarn-score-scale",
-               "YaRN at factor s = 4 multiplies the rotated queries and keys by "
-               "0.1·ln(s) + 1. By what factor are the attention scores multiplied? "
-               "(two decimals)", round(score_scale, 2), 0.011,
-               f"Both q and k are scaled, so the scores by (0.1·ln 4 + 1)² = {score_scale:.3f}.",
-               "q and k are both multiplied: square the factor."),
+        mc("long_context.decayed-rate-ranking",
+           "Trained for 1,000 steps while the learning rate decays, method B is at chance on "
+           "the positional task. With the rate held constant, B gets 95 % right by step 1,500. "
+           "What did the first run show about B?",
+           "How fast B learns: it had not learned yet when the rate had decayed",
+           {"That B cannot bind a value to the key before it": "The constant-rate run shows "
+                                                               "that it can; at step 1,000 it "
+                                                               "was still learning.",
+            "That the task is too hard at this model size": "Then no schedule would teach "
+                                                            "it; the constant rate does."},
+           "A model still learning shows how fast it learns, not what it cannot do: train to a "
+           "stated criterion before comparing (take four's protocol).",
+           understanding=True),
         mc("long_context.seed-spread",
            "Two methods score 62 % and 60 % retrieval accuracy at 4× the training length; "
            "over the seeds each score moves by about ±5 points. What can you conclude?",

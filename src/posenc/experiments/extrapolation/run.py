@@ -237,6 +237,9 @@ def _merge_seeds(runs: list[dict]) -> dict:
         merged[f"{key}_min"] = [None if None in c else min(c) for c in columns]
         merged[f"{key}_max"] = [None if None in c else max(c) for c in columns]
         merged[f"{key}_by_seed"] = by_seed
+    if task_key("positional", "grid") in merged:  # chapter 13 reads it per learned seed
+        merged[task_key("positional", "grid") + "_by_seed"] = [
+            run[task_key("positional", "grid")] for run in runs]
     for key in _PER_SEED:
         if key in merged:
             merged[f"{key}_by_seed"] = [run[key] for run in runs]

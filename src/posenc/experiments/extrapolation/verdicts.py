@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from ..._validation import check_float, check_int
 
 __all__ = ["CHANCE", "Z95", "wilson_interval", "seed_verdict", "method_verdict",
-           "separated_counts", "separated_ranges"]
+           "separated_counts", "separated_ranges", "train_layout_counts", "seed_verdicts",
+           "accuracy_counts", "steps_or_cap", "learns_faster"]
 
 #: Guessing on the positional task: any of the 4 values present.
 CHANCE = 0.25
@@ -139,3 +140,17 @@ def accuracy_counts(results, variant: str, task: str, length_index: int
     key = ("retrieval_" if task == "content" else f"{task}_") + "accuracy"
     return [(round(a[length_index] * scored), scored)
             for a in _seeds(results["variants"][variant], key)]
+
+
+def steps_or_cap(results, variant: str) -> list[float]:
+    """Each seed's steps to learn, ``inf`` for a seed that did not learn by the cap."""
+    entry = results["variants"][variant]
+    return [math.inf if s is None else float(s) for s in _seeds(entry, "steps_to_learn")]
+
+
+def learns_faster(results, a: str, b: str) -> bool:
+    """Whether ``a`` learned the positional task faster than ``b`` in every seed pair:
+    ``a``'s slowest seed learned before ``b``'s fastest (a seed that never learned is
+    slower than any that did; two that never learned are not told apart)."""
+    faster, slower = steps_or_cap(results, a), steps_or_cap(results, b)
+    return max(faster) < min(slower)

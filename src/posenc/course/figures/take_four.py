@@ -1,0 +1,243 @@
+"""Figures and tables of chapter 13, take four: converge, then extrapolate.
+
+Drawn from a results dict of the take-four presets (``main``, ``full``: runs trained until
+the held-out positional check reaches ``stop_accuracy`` or the step cap), read through the
+verdict rules of :mod:`posenc.experiments.extrapolation.verdicts`, so a figure and a
+sentence use the same words.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+
+from ...experiments.extrapolation.verdicts import (
+    CHANCE,
+    method_verdict,
+    seed_verdicts,
+    train_layout_counts,
+)
+from .extrapolation import variant_color, variant_linestyle
+
+__all__ = ["by_seed", "steps_to_learn", "learned_seeds", "learned_accuracy",
+           "head_curves", "grid", "verdict", "draw_steps_to_learn", "draw_check_curves",
+           "draw_positional_loss", "draw_head_curves", "draw_learned_extrapolation",
+           "draw_grid", "verdict_table_html"]
+
+
+def by_seed(entry, key: str) -> list:
+    """A run's value per seed: ``<key>_by_seed`` of a several-seed file, else ``[key]``."""
+    return list(entry[f"{key}_by_seed"]) if f"{key}_by_seed" in entry else [entry[key]]
+
+
+def steps_to_learn(results, variant: str) -> list:
+    """Each seed's steps to learn (``None``: it did not reach the criterion by the cap)."""
+    return by_seed(results["variants"][variant], "steps_to_learn")
+
+
+def learned_seeds(results, variant: str) -> list[int]:
+    """The indices of the seeds that reached the criterion at 1x."""
+    return [i for i, s in enumerate(steps_to_learn(results, variant)) if s is not None]
+
+
+def learned_accuracy(results, variant: str, length_index: int,
+                     task: str = "positional") -> list[float]:
+    """A task's accuracy at one evaluation length for the seeds that learned at 1x only
+    (empty when none did): what extrapolation means once a model has fit its training
+    length."""
+    key = ("retrieval_" if task == "content" else f"{task}_") + "accuracy"
+    rows = by_seed(results["variants"][variant], key)
+    return [rows[i][length_index] for i in learned_seeds(results, variant)]
+
+
+def verdict(results, variant: str) -> str:
+    """The method's word (:func:`~posenc.experiments.extrapolation.verdicts.method_verdict`)."""
+    return method_verdict(seed_verdicts(results, variant))
+
+
+def head_curves(results, variant: str) -> dict:
+    """The first seed's head scores at every check: ``{"step": [...], "previous_token":
+    [...], "induction": [...]}``, each score the best head of any attention layer
+    (previous-token) or of any layer above the first (induction: it needs the previous
+    layer's marks)."""
+    history = results["variants"][variant]["history"]
+
+    def best(scores, first_layer):
+        return [max((max(layer) for layer in check[first_layer:] if layer is not None),
+                    default=math.nan) for check in scores]
+
+    return {"step": history["check_step"],
+            "previous_token": best(history["previous_token"], 0),
+            "induction": best(history["induction"], 1)}
+
+
+def grid(results, variant: str) -> tuple[list[int], np.ndarray]:
+    """``(distances, accuracy)``: the positional task at the grid's distances (seen in
+    training) with the query at the end of every evaluation length; accuracy ``[lengths,
+    distances]``, the mean over the seeds that learned at 1x (from ``positional_grid_by_seed``;
+    a file without it keeps only the mean over every seed, used when every seed learned).
+    NaN where no seed learned, or where a length is not defined."""
+    distances = list(results["config"]["grid_distances"])
+    entry = results["variants"][variant]
+    seeds = learned_seeds(results, variant)
+    lengths = len(results["eval_lengths"])
+    if "positional_grid_by_seed" in entry and seeds:
+        rows = [entry["positional_grid_by_seed"][i] for i in seeds]
+    elif seeds and len(seeds) == len(steps_to_learn(results, variant)):
+        rows = [entry["positional_grid"]]
+    else:
+        return distances, np.full((lengths, len(distances)), np.nan)
+    values = np.array([[[np.nan] * len(distances) if r is None else r for r in row]
+                       for row in rows], dtype=np.float64)  # [seeds, lengths, distances]
+    return distances, values.mean(axis=0)
+
+
+def draw_steps_to_learn(ax, results, variants, *, cap: int | None = None) -> list[str]:
+    """One row per variant, a dot per seed at its steps to learn, an open mark at the cap
+    for a seed that did not learn; rows sorted by the median (not learned counts as past
+    the cap). Returns the order drawn (top row first)."""
+    cap = results["config"]["steps"] if cap is None else cap
+
+    def key(variant):
+        steps = [cap * 1.5 if s is None else s for s in steps_to_learn(results, variant)]
+        return float(np.median(steps))
+
+    order = sorted(variants, key=key)
+    for row, variant in enumerate(order):
+        steps = steps_to_learn(results, variant)
+        jitter = np.linspace(-0.18, 0.18, len(steps)) if len(steps) > 1 else [0.0]
+        for s, dy in zip(steps, jitter, strict=True):
+            if s is None:
+                ax.plot(cap, row + dy, marker="x", ms=5, color="#555555", ls="none")
+            else:
+                ax.plot(s, row + dy, marker="o", ms=5, color=variant_color(variant), ls="none")
+    ax.set_yticks(range(len(order)),
+                  [results["variants"][v]["label"] for v in order], fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(cap, color="#555555", ls=":", lw=1.2)
+    ax.set_xlim(0, cap * 1.04)
+    ax.set_xlabel(f"steps to learn (held-out positional answers ≥ "
+                  f"{results['config']['stop_accuracy']:.0%}); × = not by {cap:,}")
+    return order
+
+
+def draw_check_curves(ax, results, variants) -> None:
+    """The held-out positional accuracy (laid out as in training) at every check, one thin
+    line per seed, with the criterion and chance marked."""
+    stop = results["config"]["stop_accuracy"]
+    for variant in variants:
+        entry = results["variants"][variant]
+        checks = entry.get("check_by_seed") or [{"step": entry["history"]["check_step"],
+                                                 "right": entry["history"]["check_right"]}]
+        scored = entry["train_layout_scored"]
+        for i, check in enumerate(checks):
+            ax.plot(check["step"], np.array(check["right"]) / scored, lw=1.2, alpha=0.85,
+                    color=variant_color(variant), ls=variant_linestyle(variant),
+                    label=entry["label"] if i == 0 else None)
+    for level, text in ((stop, "stop"), (CHANCE, "chance")):
+        ax.axhline(level, color="#555555", ls=":", lw=1.1)
+        ax.text(0.005, level, f" {text}", transform=ax.get_yaxis_transform(), va="bottom",
+                fontsize=8, color="#555555")
+    ax.set_ylim(-0.02, 1.02)
+    ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("held-out positional answers right")
+
+
+def draw_positional_loss(ax, results, variants) -> None:
+    """The training loss on the positional answers (first seed), with ln 4: the loss of a
+    model that copies one of the 4 values present, right only by luck."""
+    for variant in variants:
+        history = results["variants"][variant]["history"]
+        ax.plot(history["step"], history["positional_loss"], lw=1.3,
+                color=variant_color(variant), ls=variant_linestyle(variant),
+                label=results["variants"][variant]["label"])
+    ax.axhline(math.log(4), color="#555555", ls=":", lw=1.1)
+    ax.text(0.995, math.log(4), "ln 4 ", transform=ax.get_yaxis_transform(), ha="right",
+            va="bottom", fontsize=8, color="#555555")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("positional answer loss (nats)")
+
+
+def draw_head_curves(axes, results, variants) -> None:
+    """Two panels: the best previous-token head and the best induction head at every check
+    (first seed), one line per variant, each line ending where its run stopped."""
+    for ax, key, title in zip(axes, ("previous_token", "induction"),
+                              ("previous-token head", "induction head"), strict=True):
+        for variant in variants:
+            curves = head_curves(results, variant)
+            ax.plot(curves["step"], curves[key], lw=1.4, color=variant_color(variant),
+                    ls=variant_linestyle(variant), label=results["variants"][variant]["label"])
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("training step")
+    axes[0].set_ylabel("best head's score")
+
+
+def draw_learned_extrapolation(ax, results, variants, *, task: str = "positional") -> list[str]:
+    """One row per variant: for each seed that learned at 1x, its accuracy at every longer
+    evaluation length (markers 2x dark to 8x light). Variants with no such seed are left
+    out. Returns the rows drawn."""
+    shades = ("#1b1b1b", "#555555", "#8c8c8c", "#b8b8b8")
+    markers = ("o", "s", "D", "^")
+    lengths = results["eval_lengths"]
+    drawn = [v for v in variants if learned_seeds(results, v)]
+    for row, variant in enumerate(drawn):
+        for i in range(1, len(lengths)):
+            values = learned_accuracy(results, variant, i, task)
+            ax.plot(values, [row] * len(values), marker=markers[i], color=shades[i], ls="none",
+                    ms=5, label=f"{lengths[i] // lengths[0]}×" if row == 0 else None)
+    ax.set_yticks(range(len(drawn)), [results["variants"][v]["label"] for v in drawn],
+                  fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(CHANCE, color="#555555", ls=":", lw=1.1)
+    ax.set_xlim(-0.02, 1.02)
+    ax.xaxis.set_major_formatter(lambda x, _: f"{x:.0%}")
+    ax.set_xlabel(f"{task} accuracy past the training length, seeds that learned at 1×")
+    return drawn
+
+
+def draw_grid(ax, results, variant: str) -> None:
+    """The positional task at the grid's fixed distances against the query's position (the
+    end of each evaluation length): a line per distance. Flat lines: position does not
+    matter, only distance; falling lines: the absolute position breaks it."""
+    distances, accuracy = grid(results, variant)
+    ends = [length - 1 for length in results["eval_lengths"]]
+    for j, distance in enumerate(distances):
+        ax.plot(ends, accuracy[:, j], marker="o", ms=4, lw=1.4,
+                color=("#0072B2", "#E69F00", "#009E73", "#CC79A7")[j % 4],
+                label=f"{distance} bytes back")
+    ax.axvline(results["train_length"], color="#555555", ls=":", lw=1.1)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ends, [str(e) for e in ends])
+    ax.set_ylim(-0.02, 1.02)
+    ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
+    ax.set_title(results["variants"][variant]["label"], fontsize=10)
+    ax.set_xlabel("query position")
+
+
+def verdict_table_html(results, variants) -> str:
+    """An HTML table: per variant its verdict, each seed's steps to learn and 1x accuracy
+    (laid out as in training), and the mean accuracy at 2x, 4x and 8x over the seeds that
+    learned (– where none did)."""
+    lengths = results["eval_lengths"]
+    head = ["model", "verdict", "steps to learn (per seed)", "1× as trained (per seed)",
+            *(f"{m // lengths[0]}× (learned seeds)" for m in lengths[1:])]
+    rows = []
+    for variant in variants:
+        steps = ", ".join("–" if s is None else f"{s:,}" for s in steps_to_learn(results, variant))
+        ones = ", ".join(f"{r / n:.0%}" for r, n in train_layout_counts(results, variant))
+        beyond = []
+        for i in range(1, len(lengths)):
+            values = learned_accuracy(results, variant, i)
+            beyond.append("–" if not values else f"{np.mean(values):.0%}")
+        rows.append([results["variants"][variant]["label"], verdict(results, variant), steps,
+                     ones, *beyond])
+    cell = "padding:0.15em 0.45em"
+    cells = "".join(f'<th style="{cell}">{html.escape(h)}</th>' for h in head)
+    body = "".join("<tr>" + "".join(f'<td style="{cell}">{html.escape(str(c))}</td>'
+                                    for c in row) + "</tr>" for row in rows)
+    return (f'<table style="font-size:0.9em"><thead><tr>{cells}</tr></thead>'
+            f"<tbody>{body}</tbody></table>")

@@ -1,0 +1,108 @@
+"""Chapter 13's take-four figures and tables (posenc.course.figures.take_four), on the committed
+results and on a hand-made file whose answers are known."""
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from posenc.course.figures import take_four as t4  # noqa: E402
+from posenc.course.results import load_results  # noqa: E402
+
+RESULTS = load_results("full.json")
+MODELS = [v for v, e in RESULTS["variants"].items() if "history" in e
+          and e.key.kind != "finetuned"]
+
+
+def _made():
+    """Two models, three seeds, two lengths: a learns in seeds 0 and 2, b never."""
+    config = {"steps": 2000, "stop_accuracy": 0.95, "grid_distances": [8, 24],
+              "retrieval_distances": 8, "retrieval_per_distance": 64}
+    a = {"label": "A", "train_layout_scored": 512,
+         "steps_to_learn_by_seed": [400, None, 600],
+         "train_layout_accuracy_by_seed": [0.96, 0.3, 0.97],
+         "positional_accuracy_by_seed": [[0.9, 0.7], [0.3, 0.2], [0.8, 0.5]],
+         "positional_grid_by_seed": [[[1.0, 0.9], [0.8, 0.6]], [[0.2, 0.2], [0.1, 0.1]],
+                                     [[0.9, 0.9], [0.6, 0.4]]],
+         "positional_grid": [[0.7, 0.67], [0.5, 0.37]]}
+    b = {"label": "B", "train_layout_scored": 512, "steps_to_learn_by_seed": [None] * 3,
+         "train_layout_accuracy_by_seed": [0.25, 0.26, 0.24],
+         "positional_accuracy_by_seed": [[0.25, 0.25]] * 3,
+         "positional_grid": [[0.25, 0.25], [0.25, 0.25]]}
+    return {"config": config, "eval_lengths": [64, 128], "train_length": 64,
+            "variants": {"a": a, "b": b}}
+
+
+def test_the_seeds_that_learned_are_the_only_ones_read_past_the_training_length():
+    made = _made()
+    assert t4.learned_seeds(made, "a") == [0, 2] and t4.learned_seeds(made, "b") == []
+    assert t4.learned_accuracy(made, "a", 1) == [0.7, 0.5]
+    assert t4.learned_accuracy(made, "b", 1) == []
+    distances, grid = t4.grid(made, "a")
+    assert distances == [8, 24]
+    np.testing.assert_allclose(grid, [[0.95, 0.9], [0.7, 0.5]])  # seeds 0 and 2 only
+    assert np.isnan(t4.grid(made, "b")[1]).all()
+    assert t4.verdict(made, "a") == "learned in 2 of 3 seeds"
+    assert t4.verdict(made, "b") == "at chance in every seed"
+
+
+def test_the_verdict_table_says_what_each_seed_did():
+    table = t4.verdict_table_html(_made(), ["a", "b"])
+    assert "learned in 2 of 3 seeds" in table and "400, –, 600" in table
+    assert "96%, 30%, 97%" in table and "60%" in table  # 2x: mean of 0.7 and 0.5
+    assert table.count("<tr>") == 3
+
+
+@pytest.mark.parametrize("draw", ["steps", "checks", "loss", "heads", "extrapolation", "grid"])
+def test_every_figure_draws_from_the_committed_results(draw):
+    fig, axes = plt.subplots(1, 2)
+    if draw == "steps":
+        order = t4.draw_steps_to_learn(axes[0], RESULTS, MODELS)
+        assert sorted(order) == sorted(MODELS)
+    elif draw == "checks":
+        t4.draw_check_curves(axes[0], RESULTS, MODELS[:3])
+        assert len(axes[0].lines) >= 3
+    elif draw == "loss":
+        t4.draw_positional_loss(axes[0], RESULTS, MODELS[:3])
+        assert any(line.get_ydata()[0] == pytest.approx(math.log(4)) for line in axes[0].lines)
+    elif draw == "heads":
+        t4.draw_head_curves(axes, RESULTS, MODELS[:3])
+        assert all(len(ax.lines) == 3 for ax in axes)
+    elif draw == "extrapolation":
+        drawn = t4.draw_learned_extrapolation(axes[0], RESULTS, MODELS)
+        assert drawn == [v for v in MODELS if t4.learned_seeds(RESULTS, v)]
+    else:
+        learner = next(v for v in MODELS if len(t4.learned_seeds(RESULTS, v)) == 3)
+        t4.draw_grid(axes[0], RESULTS, learner)
+        assert len(axes[0].lines) == len(RESULTS["config"]["grid_distances"])
+    plt.close(fig)
+
+
+def test_head_curves_read_every_check_and_skip_recurrent_layers():
+    for variant in MODELS:
+        curves = t4.head_curves(RESULTS, variant)
+        history = RESULTS["variants"][variant]["history"]
+        assert curves["step"] == history["check_step"]
+        for key in ("previous_token", "induction"):
+            values = [v for v in curves[key] if not math.isnan(v)]
+            assert all(0 <= v <= 1 for v in values), variant
+    recurrent = [v for v in MODELS if v.startswith("kimi_linear")]
+    for variant in recurrent:  # its first layers have no weights: None, read past
+        assert None in RESULTS["variants"][variant]["history"]["previous_token"][0]
+
+
+def test_steps_to_learn_are_checks_and_the_learners_reached_the_criterion():
+    stop, every = RESULTS["config"]["stop_accuracy"], RESULTS["config"]["check_every"]
+    for variant in MODELS:
+        entry = RESULTS["variants"][variant]
+        for steps, accuracy, trained in zip(entry["steps_to_learn_by_seed"],
+                                            entry["train_layout_accuracy_by_seed"],
+                                            entry["steps_trained_by_seed"], strict=True):
+            if steps is None:
+                assert accuracy < stop and trained == RESULTS["config"]["steps"], variant
+            else:
+                assert accuracy >= stop and steps == trained and steps % every == 0, variant
