@@ -15,6 +15,13 @@ from collections.abc import Sequence
 import numpy as np
 
 
+def check_bool(name: str, value) -> bool:
+    """Return ``value`` if it is ``True`` or ``False`` (not 0, 1 or ``None``)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 def check_int(name: str, value, *, minimum: int = 1) -> int:
     """Return ``value`` as an ``int`` if it is an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

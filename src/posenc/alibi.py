@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ._validation import check_float, check_int
+from ._validation import check_bool, check_float, check_int
 
 __all__ = ["alibi_slopes", "alibi_bias", "bias_only_attention", "attention_span"]
 
@@ -57,8 +57,7 @@ def alibi_bias(num_heads: int, query_length: int, key_length: int | None = None,
             f"key_length must be >= query_length (keys include every query), "
             f"got key_length={key_length} < query_length={query_length}"
         )
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+    check_bool("causal", causal)
     query_pos = np.arange(key_length - query_length, key_length)  # absolute positions
     distance = query_pos[:, None] - np.arange(key_length)[None, :]  # [q, k], i - j
     slopes = alibi_slopes(num_heads)[:, None, None]  # [h, 1, 1]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_int
+from ._validation import check_bool, check_int
 
 __all__ = [
     "forgetting_attention_bias",
@@ -48,8 +48,7 @@ def _float_array(name: str, value, *, min_ndim: int) -> np.ndarray:
 
 
 def _check_causal(causal) -> bool:
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+    check_bool("causal", causal)
     return causal
 
 

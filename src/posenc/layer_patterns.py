@@ -61,7 +61,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from ._validation import check_choice, check_float, check_int
+from ._validation import check_bool, check_choice, check_float, check_int
 from .nn import PositionSpec, get_position
 
 __all__ = ["LayerSpec", "LayerPattern", "PATTERNS", "register_pattern", "get_pattern",
@@ -123,10 +123,8 @@ class LayerSpec:
                 raise ValueError(f"size is only for reach 'window' or 'chunk', got {self.size}")
         else:
             check_int("size", self.size)
-        if not isinstance(self.sinks, bool):
-            raise TypeError(f"sinks must be True or False, got {self.sinks!r}")
-        if not isinstance(self.gate, bool):
-            raise TypeError(f"gate must be True or False, got {self.gate!r}")
+        check_bool("sinks", self.sinks)
+        check_bool("gate", self.gate)
         if self.temperature is not None:
             if not isinstance(self.temperature, tuple) or len(self.temperature) != 2:
                 raise TypeError("temperature must be None or (floor_scale, attn_scale), got "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_base, check_int, to_numpy
+from ._validation import check_base, check_bool, check_int, to_numpy
 from .sinusoidal import sinusoidal_frequencies
 
 __all__ = ["relative_positions", "shaw_relative_indices", "t5_relative_bucket"]
@@ -56,8 +56,7 @@ def t5_relative_bucket(relative_position, *, bidirectional: bool = True, num_buc
     """
     num_buckets = check_int("num_buckets", num_buckets, minimum=2)
     max_distance = check_int("max_distance", max_distance)
-    if not isinstance(bidirectional, bool):
-        raise TypeError(f"bidirectional must be True or False, got {bidirectional!r}")
+    check_bool("bidirectional", bidirectional)
     rel = np.asarray(relative_position)
     if not np.issubdtype(rel.dtype, np.integer):
         raise TypeError(f"relative_position must be integers, got dtype {rel.dtype}")

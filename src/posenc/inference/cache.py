@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .._validation import check_choice, check_int
+from .._validation import check_bool, check_choice, check_int
 from ..nn.rope_kernel import apply_rope
 from ..rope import LAYOUTS
 from .forward import KVCache, _check_model
@@ -70,8 +70,7 @@ def evict(model, cache: KVCache, keep, *, reposition: bool = True) -> KVCache:
     _check_model(model)
     if not isinstance(cache, KVCache):
         raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
-    if not isinstance(reposition, bool):
-        raise TypeError(f"reposition must be True or False, got {reposition!r}")
+    check_bool("reposition", reposition)
     keep = torch.as_tensor(np.asarray(keep))
     if keep.ndim != 1 or keep.is_floating_point() or keep.numel() == 0:
         raise ValueError("keep must be a non-empty 1-D array of integer indices")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from .._validation import check_choice
+from .._validation import check_bool, check_choice
 from ..rope import LAYOUTS, interleaved_to_half_weight
 from .forward import _check_model
 
@@ -34,8 +34,7 @@ def with_layout(model, layout: str, *, permute: bool = True):
 
     _check_model(model)
     layout = check_choice("layout", layout, LAYOUTS)
-    if not isinstance(permute, bool):
-        raise TypeError(f"permute must be True or False, got {permute!r}")
+    check_bool("permute", permute)
     if model.config.position != "rope":
         raise ValueError(f"with_layout needs a model with position='rope', got "
                          f"{model.config.position!r}")

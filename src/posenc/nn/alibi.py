@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from .._validation import check_int
+from .._validation import check_bool, check_int
 from ..alibi import alibi_bias
 from .positions import AttentionSpec, PositionEncoding, register_position
 
@@ -29,8 +29,7 @@ class ALiBiBias(PositionEncoding):
     def __init__(self, num_heads: int, *, causal: bool = True):
         super().__init__()
         self.num_heads = check_int("num_heads", num_heads)
-        if not isinstance(causal, bool):
-            raise TypeError(f"causal must be True or False, got {causal!r}")
+        check_bool("causal", causal)
         self.causal = causal
         self.register_buffer("_bias", torch.empty(self.num_heads, 0, 0), persistent=False)
 

@@ -44,7 +44,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._validation import check_int
+from .._validation import check_bool, check_int
 from ..masks import visible
 from ..scaling import attention_temperature
 from .positions import (
@@ -115,8 +115,7 @@ class MultiHeadSelfAttention(nn.Module):
                      sinks=sinks, temperature=temperature, output_gate=output_gate)
         position = _position_spec(position, options, layer)
         self.position = position.name
-        if not isinstance(causal, bool):
-            raise TypeError(f"causal must be True or False, got {causal!r}")
+        check_bool("causal", causal)
         self.causal = causal
 
         self.qkv = nn.Linear(self.d_model, 3 * self.d_model, bias=bias)
@@ -129,8 +128,7 @@ class MultiHeadSelfAttention(nn.Module):
             raise ValueError(f"sinks=True adds a logit to the softmax, and position "
                              f"{self.position!r} replaces the softmax (its normalise hook): "
                              "use one or the other")
-        if not isinstance(output_gate, bool):
-            raise TypeError(f"output_gate must be True or False, got {output_gate!r}")
+        check_bool("output_gate", output_gate)
         # last: the gate's random initial weights leave every other weight as without it
         self.gate = nn.Linear(self.d_model, self.d_model, bias=bias) if output_gate else None
 
@@ -140,8 +138,7 @@ class MultiHeadSelfAttention(nn.Module):
         self.chunk = None if chunk is None else check_int("chunk", chunk)
         if (self.window or self.chunk) and not self.causal:
             raise ValueError("window and chunk need causal=True (they restrict a causal mask)")
-        if not isinstance(sinks, bool):
-            raise TypeError(f"sinks must be True or False, got {sinks!r}")
+        check_bool("sinks", sinks)
         # GPT-OSS's per-head sink logits (initialised at 0: the sink starts as one more key)
         self.sinks = nn.Parameter(torch.zeros(self.num_heads)) if sinks else None
         if temperature is not None:

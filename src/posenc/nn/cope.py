@@ -15,7 +15,7 @@ import math
 import torch
 from torch import nn
 
-from .._validation import check_int
+from .._validation import check_bool, check_int
 from ..learned_bias import cope_interpolate, cope_positions
 from .positions import AttentionSpec, PositionEncoding, register_position
 
@@ -41,8 +41,7 @@ class CoPEBias(PositionEncoding):
         super().__init__()
         self.head_dim = check_int("head_dim", head_dim)
         self.npos = check_int("npos", npos, minimum=2)
-        if not isinstance(causal, bool):
-            raise TypeError(f"causal must be True or False, got {causal!r}")
+        check_bool("causal", causal)
         self.causal = causal
         self.pos_emb = nn.Parameter(torch.randn(self.head_dim, self.npos) * 0.02)
 

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .._validation import check_float, check_int
+from .._validation import check_bool, check_float, check_int
 from ..learned_bias import causal_distances, fire_normalized_distance
 from .positions import AttentionSpec, PositionEncoding, register_position
 
@@ -41,8 +41,7 @@ class FIREBias(PositionEncoding):
         super().__init__()
         self.num_heads = check_int("num_heads", num_heads)
         width = check_int("width", width)
-        if not isinstance(causal, bool):
-            raise TypeError(f"causal must be True or False, got {causal!r}")
+        check_bool("causal", causal)
         self.causal = causal
         self.eps = check_float("eps", eps, greater_than=0.0)
         self.mlp = nn.Sequential(nn.Linear(1, width), nn.ReLU(), nn.Linear(width, num_heads))

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._validation import check_int
+from .._validation import check_bool, check_int
 from .positions import AttentionSpec, PositionEncoding, register_position
 
 __all__ = ["ForgettingAttentionBias"]
@@ -36,8 +36,7 @@ class ForgettingAttentionBias(PositionEncoding):
     def __init__(self, d_model: int, num_heads: int, *, causal: bool = True):
         super().__init__()
         self.num_heads = check_int("num_heads", num_heads)
-        if not isinstance(causal, bool):
-            raise TypeError(f"causal must be True or False, got {causal!r}")
+        check_bool("causal", causal)
         self.causal = causal
         self.gate = nn.Linear(check_int("d_model", d_model), self.num_heads)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .._validation import check_choice, check_float, check_int
+from .._validation import check_bool, check_choice, check_float, check_int
 from ..learned_bias import KERPLE_EPS, causal_distances, kerple_log, kerple_power
 from .alibi import bias_cost
 from .positions import AttentionSpec, PositionEncoding, register_position
@@ -44,8 +44,7 @@ class KerpleBias(PositionEncoding):
         super().__init__()
         self.num_heads = check_int("num_heads", num_heads)
         self.kernel = check_choice("kernel", kernel, tuple(KERPLE_KERNELS))
-        if not isinstance(causal, bool):
-            raise TypeError(f"causal must be True or False, got {causal!r}")
+        check_bool("causal", causal)
         self.causal = causal
         self.eps = check_float("eps", eps, greater_than=0.0)
         r1_scale, r2_scale = (2.0, 1.0) if kernel == "log" else (1.0, 2.0)

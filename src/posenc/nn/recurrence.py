@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._validation import check_int
+from .._validation import check_bool, check_int
 
 __all__ = ["GatedDecayRecurrence", "gated_decay", "RECURRENCE_OPTIONS"]
 
@@ -70,8 +70,7 @@ class GatedDecayRecurrence(nn.Module):
         super().__init__()
         self.d_model = check_int("d_model", d_model)
         self.conv_size = check_int("conv_size", conv_size, minimum=0)
-        if not isinstance(decay, bool):
-            raise TypeError(f"decay must be True or False, got {decay!r}")
+        check_bool("decay", decay)
         self.in_proj = nn.Linear(d_model, 2 * d_model)
         self.conv = (nn.Conv1d(d_model, d_model, conv_size, groups=d_model,
                                padding=conv_size - 1) if conv_size else None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .._validation import check_float, check_int
+from .._validation import check_bool, check_float, check_int
 from ..relative import relative_positions, t5_relative_bucket
 from .positions import AttentionSpec, PositionEncoding, register_position
 
@@ -30,8 +30,7 @@ class T5RelativeBias(PositionEncoding):
         self.num_buckets = check_int("num_buckets", num_buckets, minimum=2)
         self.max_distance = check_int("max_distance", max_distance)
         self.bidirectional = bidirectional
-        if not isinstance(shared_across_layers, bool):
-            raise TypeError(f"share_t5_bias must be True or False, got {shared_across_layers!r}")
+        check_bool("share_t5_bias", shared_across_layers)
         self.shared_across_layers = shared_across_layers
         t5_relative_bucket(0, bidirectional=bidirectional, num_buckets=num_buckets,
                            max_distance=max_distance)  # validate the settings now

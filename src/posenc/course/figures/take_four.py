@@ -138,7 +138,7 @@ def draw_check_curves(ax, results, variants) -> None:
                     label=entry["label"] if i == 0 else None)
     for level, text in ((stop, "stop"), (CHANCE, "chance")):
         ax.axhline(level, color="#555555", ls=":", lw=1.1)
-        ax.text(0.005, level, f" {text}", transform=ax.get_yaxis_transform(), va="bottom",
+        ax.text(0.01, level + 0.01, text, transform=ax.get_yaxis_transform(), va="bottom",
                 fontsize=8, color="#555555")
     ax.set_ylim(-0.02, 1.02)
     ax.yaxis.set_major_formatter(lambda y, _: f"{y:.0%}")
@@ -155,7 +155,7 @@ def draw_positional_loss(ax, results, variants) -> None:
                 color=variant_color(variant), ls=variant_linestyle(variant),
                 label=results["variants"][variant]["label"])
     ax.axhline(math.log(4), color="#555555", ls=":", lw=1.1)
-    ax.text(0.995, math.log(4), "ln 4 ", transform=ax.get_yaxis_transform(), ha="right",
+    ax.text(0.995, math.log(4), r"$\ln 4$ ", transform=ax.get_yaxis_transform(), ha="right",
             va="bottom", fontsize=8, color="#555555")
     ax.set_xlabel("training step")
     ax.set_ylabel("positional answer loss (nats)")

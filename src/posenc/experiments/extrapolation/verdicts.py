@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..._validation import check_float, check_int
+from ..._validation import check_bool, check_float, check_int
 
 __all__ = ["CHANCE", "Z95", "wilson_interval", "seed_verdict", "method_verdict",
            "separated_counts", "separated_ranges", "train_layout_counts", "seed_verdicts",
@@ -60,8 +60,7 @@ def seed_verdict(right: int, scored: int, *, reached_criterion: bool,
                  chance: float = CHANCE) -> str:
     """``"learned"`` (the run reached its stopping criterion), ``"at chance"`` (the
     interval of ``right / scored`` reaches ``chance`` or below) or ``"above chance"``."""
-    if not isinstance(reached_criterion, bool):
-        raise TypeError(f"reached_criterion must be True or False, got {reached_criterion!r}")
+    check_bool("reached_criterion", reached_criterion)
     check_float("chance", chance, greater_than=0.0)
     low, _ = wilson_interval(right, scored)
     if reached_criterion:
