@@ -347,7 +347,8 @@ def test_t5_bias_by_distance_reads_the_buckets_from_the_options():
     ("--preset text --encodings t5 --options t5:bias_lr_scale=1", "extrapolation_results_t5_lr1"),
     ("--preset text --encodings sinusoidal,alibi --seed 1", "extrapolation_results_seed1"),
     ("--preset text --encodings shaw", "extrapolation_results_shaw"),
-    ("--preset main", "main"), ("--preset full", "full"), ("--preset small", "small"),
+    ("--preset take3-main", "take3_main"), ("--preset take3", "take3_full"),
+    ("--preset full", "full"), ("--preset small", "small"),
 ])
 def test_the_documented_commands_give_the_committed_configs(command, name):
     """Chapter 9's and --help's commands, with T5's options on the new command line."""

@@ -22,22 +22,27 @@ PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --pres
   text        chapter 9's committed run: 6 methods, text only, L_train=128, 1000 steps
               (about 13 min, 1 thread)
   text-small  chapter 9's live run (seconds)
-  main        chapter 13: every built-in method for text, RoPE with every 4th layer
-              NoPE, and the Gemma 3, Llama 4, Command A and GPT-OSS layer patterns
-              (a --register'ed method joins only through --encodings); text + content
-              and positional key-value retrieval, L_train=64, 1 seed
-              (<= 25 min, --jobs 2)
+  main        chapter 13, take four: every built-in method for text, RoPE with every
+              4th layer NoPE, and the Gemma 3, Llama 4, Command A, GPT-OSS, Kimi
+              Linear and Qwen3-Next layer patterns (a --register'ed method joins only
+              through --encodings); text + content and positional key-value
+              retrieval, L_train=64, a constant learning rate, each run trained until
+              95 % of held-out positional answers are right or 2,000 steps; 1 seed
+              (<= 30 min, --jobs 2)
   full        main with 3 seeds, plus RoPE fine-tuned at 4x L_train with no scaling,
-              PI, NTK-aware and YaRN (<= 75 min, --jobs 2)
+              PI, NTK-aware and YaRN (<= 90 min, --jobs 2)
+  take3-main  chapter 13's take three, 1 seed: 14 methods, 4 patterns, 1,000 steps of
+              a cosine-decayed rate (its results: take3_main.json)
+  take3       take three with 3 seeds and the fine-tuning (take3_full.json)
   small       chapter 13's live run (<= 30 s)
   large       main scaled up for an accelerator: L_train=256, d_model=256, 6 layers,
               4,000 steps (not run for the committed results: no GPU was lent, and
               the runner trains on the CPU)
 
-The committed results: src/posenc/course/results/<preset>.json, made with
-  python -m posenc.experiments.extrapolation --preset NAME --jobs 2 \\
-      --output src/posenc/course/results/NAME.json
-(chapter 9's text run is extrapolation_results.json). Files of an older schema:
+The committed results: src/posenc/course/results/full.json, made with
+  python -m posenc.experiments.extrapolation --preset full --jobs 2 \\
+      --output src/posenc/course/results/full.json
+(chapter 9's text run is extrapolation_results.json, take three's take3_*.json). Files of an older schema:
   python -m posenc.experiments.extrapolation migrate FILE...
 rewrites them in the current one (numbers unchanged)."""
 
