@@ -106,3 +106,26 @@ def test_steps_to_learn_are_checks_and_the_learners_reached_the_criterion():
                 assert accuracy < stop and trained == RESULTS["config"]["steps"], variant
             else:
                 assert accuracy >= stop and steps == trained and steps % every == 0, variant
+
+
+def test_rank_correlation_against_a_monotone_map_and_its_reverse():
+    x = [3.0, 1.0, 2.0, math.inf, 5.0]
+    assert t4.rank_correlation(x, [v ** 3 for v in x]) == pytest.approx(1.0)
+    assert t4.rank_correlation(x, [-v for v in x]) == pytest.approx(-1.0)
+    # Spearman by hand on a small case with a tie: ranks (0.5, 0.5, 2), (0, 1, 2)
+    expected = np.corrcoef([0.5, 0.5, 2.0], [0.0, 1.0, 2.0])[0, 1]
+    assert t4.rank_correlation([1, 1, 2], [1, 2, 3]) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="same length >= 3"):
+        t4.rank_correlation([1, 2], [1, 2])
+
+
+def test_formation_step_is_the_first_check_at_the_level():
+    for variant in MODELS[:5]:
+        curves = t4.head_curves(RESULTS, variant)
+        step = t4.formation_step(RESULTS, variant, "previous_token", 0.5)
+        if step is None:
+            assert all(not v >= 0.5 for v in curves["previous_token"])
+        else:
+            i = curves["step"].index(step)
+            assert curves["previous_token"][i] >= 0.5
+            assert all(not v >= 0.5 for v in curves["previous_token"][:i])

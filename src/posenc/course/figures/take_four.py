@@ -22,7 +22,8 @@ from ...experiments.extrapolation.verdicts import (
 from .extrapolation import variant_color, variant_linestyle
 
 __all__ = ["by_seed", "steps_to_learn", "learned_seeds", "learned_accuracy",
-           "head_curves", "grid", "verdict", "draw_steps_to_learn", "draw_check_curves",
+           "head_curves", "formation_step", "rank_correlation", "grid", "verdict",
+           "draw_steps_to_learn", "draw_check_curves",
            "draw_positional_loss", "draw_head_curves", "draw_learned_extrapolation",
            "draw_grid", "verdict_table_html"]
 
@@ -71,6 +72,36 @@ def head_curves(results, variant: str) -> dict:
     return {"step": history["check_step"],
             "previous_token": best(history["previous_token"], 0),
             "induction": best(history["induction"], 1)}
+
+
+def formation_step(results, variant: str, key: str, level: float) -> int | None:
+    """The first check (first seed) at which the best head's ``key`` score
+    (``"previous_token"`` or ``"induction"``, :func:`head_curves`) reaches ``level``;
+    ``None`` if it never does before the run stopped."""
+    curves = head_curves(results, variant)
+    for step, value in zip(curves["step"], curves[key], strict=True):
+        if value >= level:
+            return step
+    return None
+
+
+def rank_correlation(x, y) -> float:
+    """Spearman's rank correlation of two equal-length sequences (ties get their mean
+    rank; ``inf`` is a value like any other, larger than every number)."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1 or len(x) < 3:
+        raise ValueError(f"x and y must be 1-D of the same length >= 3, got {x.shape}, {y.shape}")
+
+    def ranks(a):
+        order = np.argsort(a, kind="stable")
+        r = np.empty(len(a))
+        r[order] = np.arange(len(a))
+        for value in np.unique(a):  # ties: their mean rank
+            r[a == value] = r[a == value].mean()
+        return r
+
+    rx, ry = ranks(x), ranks(y)
+    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 def grid(results, variant: str) -> tuple[list[int], np.ndarray]:

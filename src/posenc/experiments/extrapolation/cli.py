@@ -42,7 +42,8 @@ PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --pres
 The committed results: src/posenc/course/results/full.json, made with
   python -m posenc.experiments.extrapolation --preset full --jobs 2 \\
       --output src/posenc/course/results/full.json
-(chapter 9's text run is extrapolation_results.json, take three's take3_*.json). Files of an older schema:
+(chapter 9's text run is extrapolation_results.json, take three's take3_*.json).
+Files of an older schema:
   python -m posenc.experiments.extrapolation migrate FILE...
 rewrites them in the current one (numbers unchanged)."""
 
