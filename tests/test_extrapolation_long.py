@@ -45,7 +45,8 @@ TINY = ["--encodings", ",".join(ALL_ENCODINGS), "--nope-encodings", "rope",
         "--retrieval-per-distance", "4", "--eval-tokens", "1024", "--eval-batch-size", "8",
         "--learning-rate", "1e-2", "--warmup-steps", "5", "--log-every", "10",
         "--num-seeds", "2", "--finetune-scalings", ",".join(FINETUNE_SCALINGS),
-        "--finetune-steps", "4", "--finetune-multiplier", "2"]
+        "--finetune-steps", "4", "--finetune-multiplier", "2", "--grid-distances", "4,8",
+        "--check-every", "20"]
 
 
 def test_every_registered_method_is_in_the_long_presets_or_excluded_with_a_reason():
@@ -214,9 +215,10 @@ def test_a_pattern_trains_a_model_of_the_methods_size_with_its_layers():
     small = config.replace(train_length=16, d_model=16, num_heads=2, num_layers=2, d_ff=32,
                            steps=2, batch_size=2, retrieval_batch_size=2,
                            retrieval_batch_sizes=(2, 2), retrieval_pairs=1,
-                           retrieval_queries=1, options={})
-    model, history = train_model(small, "llama4", load_stdlib_corpus().train, progress=False,
-                                 pattern=True)
+                           retrieval_queries=1, options={}, grid_distances=(4,))
+    corpus = load_stdlib_corpus()
+    model, history = train_model(small, "llama4", corpus.train, progress=False,
+                                 pattern=True, heldout=corpus.heldout)
     assert model.config.pattern == "llama4" and len(history["positional_loss"]) == 1
 
 
@@ -326,7 +328,8 @@ def test_the_large_preset_scales_main_up_and_runs_at_a_tiny_size():
                          batch_size=2, retrieval_batch_size=2, retrieval_batch_sizes=(2, 2),
                          retrieval_pairs=1, retrieval_queries=1, retrieval_distances=2,
                          retrieval_per_distance=2, eval_tokens=512, eval_batch_size=4,
-                         warmup_steps=1)
+                         warmup_steps=1, grid_distances=(4,), check_every=1,
+                         check_sequences=4)
     results = run_experiment(tiny, progress=False)
     assert list(results["variants"]) == list(tiny.variants)
     assert all(len(e["positional_accuracy"]) == 4 for e in results["variants"].values())

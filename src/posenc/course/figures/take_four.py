@@ -46,11 +46,12 @@ def learned_seeds(results, variant: str) -> list[int]:
 def learned_accuracy(results, variant: str, length_index: int,
                      task: str = "positional") -> list[float]:
     """A task's accuracy at one evaluation length for the seeds that learned at 1x only
-    (empty when none did): what extrapolation means once a model has fit its training
-    length."""
+    (empty when none did, or where the model is not defined): what extrapolation means once a
+    model has fit its training length."""
     key = ("retrieval_" if task == "content" else f"{task}_") + "accuracy"
     rows = by_seed(results["variants"][variant], key)
-    return [rows[i][length_index] for i in learned_seeds(results, variant)]
+    values = [rows[i][length_index] for i in learned_seeds(results, variant)]
+    return [v for v in values if v is not None]  # a learned table: not defined past L_train
 
 
 def verdict(results, variant: str) -> str:
@@ -209,12 +210,12 @@ def draw_head_curves(axes, results, variants) -> None:
 
 def draw_learned_extrapolation(ax, results, variants, *, task: str = "positional") -> list[str]:
     """One row per variant: for each seed that learned at 1x, its accuracy at every longer
-    evaluation length (markers 2x dark to 8x light). Variants with no such seed are left
-    out. Returns the rows drawn."""
+    evaluation length (markers 2x dark to 8x light). Variants with no such seed, or not
+    defined past the training length (a learned table), are left out. Returns the rows drawn."""
     shades = ("#1b1b1b", "#555555", "#8c8c8c", "#b8b8b8")
     markers = ("o", "s", "D", "^")
     lengths = results["eval_lengths"]
-    drawn = [v for v in variants if learned_seeds(results, v)]
+    drawn = [v for v in variants if learned_accuracy(results, v, 1, task)]  # defined at 2x
     for row, variant in enumerate(drawn):
         for i in range(1, len(lengths)):
             values = learned_accuracy(results, variant, i, task)
