@@ -13,24 +13,21 @@ import math
 
 import numpy as np
 
+from ...experiments.extrapolation.config import task_key
 from ...experiments.extrapolation.verdicts import (
     CHANCE,
+    by_seed,
     method_verdict,
     seed_verdicts,
     train_layout_counts,
 )
 from .extrapolation import variant_color, variant_linestyle
 
-__all__ = ["by_seed", "steps_to_learn", "learned_seeds", "learned_accuracy",
+__all__ = ["steps_to_learn", "learned_seeds", "learned_accuracy",
            "head_curves", "formation_step", "rank_correlation", "grid", "verdict",
            "draw_steps_to_learn", "draw_check_curves",
            "draw_positional_loss", "draw_head_curves", "draw_learned_extrapolation",
            "draw_grid", "verdict_table_html"]
-
-
-def by_seed(entry, key: str) -> list:
-    """A run's value per seed: ``<key>_by_seed`` of a several-seed file, else ``[key]``."""
-    return list(entry[f"{key}_by_seed"]) if f"{key}_by_seed" in entry else [entry[key]]
 
 
 def steps_to_learn(results, variant: str) -> list:
@@ -48,8 +45,7 @@ def learned_accuracy(results, variant: str, length_index: int,
     """A task's accuracy at one evaluation length for the seeds that learned at 1x only
     (empty when none did, or where the model is not defined): what extrapolation means once a
     model has fit its training length."""
-    key = ("retrieval_" if task == "content" else f"{task}_") + "accuracy"
-    rows = by_seed(results["variants"][variant], key)
+    rows = by_seed(results["variants"][variant], task_key(task, "accuracy"))
     values = [rows[i][length_index] for i in learned_seeds(results, variant)]
     return [v for v in values if v is not None]  # a learned table: not defined past L_train
 

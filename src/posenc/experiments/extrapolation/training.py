@@ -156,7 +156,13 @@ def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
         optimizer.step()
         running, count = running + loss.item(), count + 1
-        if count == config.log_every or step == steps - 1:
+        done = False
+        if check is not None and (step + 1) % config.check_every == 0:
+            model.eval()
+            done = check(model, step + 1)
+            model.train()
+        # a run that stops early logs its last, shorter stretch of training loss too
+        if count == config.log_every or step == steps - 1 or done:
             history["step"].append(step + 1)
             history["loss"].append(running / count)
             for task in tasks:
@@ -165,19 +171,9 @@ def _train_steps(model: TinyLM, optimizer, config: ExtrapolationConfig, *, steps
             bar.set_postfix(loss=f"{running / count:.3f}")
             running, count = 0.0, 0
             running_tasks = dict.fromkeys(tasks, 0.0)
-        if check is not None and (step + 1) % config.check_every == 0:
-            model.eval()
-            done = check(model, step + 1)
-            model.train()
-            if done:
-                break
+        if done:
+            break
     bar.close()
-    if count:  # a run stopped early: its last, shorter stretch of training loss too
-        history["step"].append(step + 1)
-        history["loss"].append(running / count)
-        for task in tasks:
-            history[task_key(task, "loss")].append(running_tasks[task] / count)
-        history["load_average"].append(os.getloadavg()[0])
     history["steps_trained"] = step + 1
     if check is not None:
         history.update(check.record())

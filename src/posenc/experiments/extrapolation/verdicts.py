@@ -25,10 +25,11 @@ import math
 from collections.abc import Sequence
 
 from ..._validation import check_bool, check_float, check_int
+from .config import task_key
 
 __all__ = ["CHANCE", "Z95", "wilson_interval", "seed_verdict", "method_verdict",
            "separated_counts", "separated_ranges", "train_layout_counts", "seed_verdicts",
-           "accuracy_counts", "steps_or_cap", "learns_faster"]
+           "by_seed", "accuracy_counts", "steps_or_cap", "learns_faster"]
 
 #: Guessing on the positional task: any of the 4 values present.
 CHANCE = 0.25
@@ -108,9 +109,9 @@ def separated_ranges(lower: Sequence[float], higher: Sequence[float]) -> bool:
 
 # Reading a results file (full.json): the counts the rules above take.
 
-def _seeds(entry, key: str) -> list:
-    """A numbers list per seed: ``<key>_by_seed`` of a several-seed file, else ``[key]``."""
-    return entry[f"{key}_by_seed"] if f"{key}_by_seed" in entry else [entry[key]]
+def by_seed(entry, key: str) -> list:
+    """A run's value per seed: ``<key>_by_seed`` of a several-seed file, else ``[key]``."""
+    return list(entry[f"{key}_by_seed"]) if f"{key}_by_seed" in entry else [entry[key]]
 
 
 def train_layout_counts(results, variant: str) -> list[tuple[int, int]]:
@@ -118,13 +119,13 @@ def train_layout_counts(results, variant: str) -> list[tuple[int, int]]:
     the positional task at 1x)."""
     entry = results["variants"][variant]
     scored = entry["train_layout_scored"]
-    return [(round(a * scored), scored) for a in _seeds(entry, "train_layout_accuracy")]
+    return [(round(a * scored), scored) for a in by_seed(entry, "train_layout_accuracy")]
 
 
 def seed_verdicts(results, variant: str) -> list[str]:
     """Each seed's verdict (:func:`seed_verdict`) at the training length."""
     entry = results["variants"][variant]
-    learned = [s is not None for s in _seeds(entry, "steps_to_learn")]
+    learned = [s is not None for s in by_seed(entry, "steps_to_learn")]
     return [seed_verdict(r, n, reached_criterion=done)
             for (r, n), done in zip(train_layout_counts(results, variant), learned, strict=True)]
 
@@ -136,15 +137,14 @@ def accuracy_counts(results, variant: str, task: str, length_index: int
     ``retrieval_distances * retrieval_per_distance`` sequences."""
     config = results["config"]
     scored = config["retrieval_distances"] * config["retrieval_per_distance"]
-    key = ("retrieval_" if task == "content" else f"{task}_") + "accuracy"
     return [(round(a[length_index] * scored), scored)
-            for a in _seeds(results["variants"][variant], key)]
+            for a in by_seed(results["variants"][variant], task_key(task, "accuracy"))]
 
 
 def steps_or_cap(results, variant: str) -> list[float]:
     """Each seed's steps to learn, ``inf`` for a seed that did not learn by the cap."""
     entry = results["variants"][variant]
-    return [math.inf if s is None else float(s) for s in _seeds(entry, "steps_to_learn")]
+    return [math.inf if s is None else float(s) for s in by_seed(entry, "steps_to_learn")]
 
 
 def learns_faster(results, a: str, b: str) -> bool:
