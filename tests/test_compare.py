@@ -162,10 +162,36 @@ def test_method_facts_cover_every_method_and_the_table_escapes():
     assert set(METHOD_FACTS) == set(PARAMETER_SCOPE) == set(METHODS)
     assert all({"type", "where", "models", "paper"} <= set(f) for f in METHOD_FACTS.values())
     assert all(f["paper"] and f["models"] for f in METHOD_FACTS.values())
-    table = html_table(["a", "b"], [[1, "<x>"], ["y", 2.5]])
+    table = html_table(["a", "b"], [[1, "<x>"], ["y", 2.5]], "a <small> table")
     assert table.count("<tr>") == 3 and "&lt;x&gt;" in table and "<td>2.5</td>" in table
     with pytest.raises(ValueError, match="row 0"):
-        html_table(["a", "b"], [[1]])
+        html_table(["a", "b"], [[1]], "t")
+    with pytest.raises(ValueError, match="label"):
+        html_table(["a"], [[1]], " ")
+    with pytest.raises(ValueError, match="numbers_from"):
+        html_table(["a"], [[1]], "t", numbers_from=2)
+
+
+def test_a_wide_table_scrolls_in_a_box_the_keyboard_can_reach():
+    """axe's scrollable-region-focusable: the box that scrolls takes focus and is named."""
+    from html.parser import HTMLParser
+
+    class Boxes(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.opened = []
+
+        def handle_starttag(self, tag, attrs):
+            self.opened.append((tag, dict(attrs)))
+
+    parser = Boxes()
+    parser.feed(html_table(["n", "x"], [["a", 1], ["b", 22]], "a <small> table", numbers_from=1))
+    (tag, box), (table, _) = parser.opened[:2]
+    assert tag == "div" and table == "table"
+    assert box["tabindex"] == "0" and box["role"] == "region"
+    assert box["aria-label"] == "a <small> table" and "overflow-x:auto" in box["style"]
+    right = [a.get("style", "") for t, a in parser.opened if t == "td"]
+    assert right == ["", "text-align:right"] * 2  # only the number column is right-aligned
 
 
 def test_comparison_rows_read_where_each_method_acts_from_its_hooks():

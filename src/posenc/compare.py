@@ -355,18 +355,42 @@ def comparison_rows(*, d_model: int = 512, num_heads: int = 8, seq_len: int = 20
     return rows
 
 
-def html_table(header, rows) -> str:
+def html_table(header, rows, label: str, *, numbers_from: int | None = None,
+               compact: bool = False) -> str:
     """A plain HTML ``<table>`` (text escaped): renders on the static site and in Jupyter.
 
-    ``header`` is a list of column titles; ``rows`` a list of equally long lists.
+    ``header`` is a list of column titles; ``rows`` a list of equally long lists; ``label``
+    names the table for a screen reader. Cells from column ``numbers_from`` on are
+    right-aligned (numbers); ``compact`` sets a smaller type and unbroken cells.
+
+    A table wider than the text column scrolls sideways inside its own box. That box takes
+    keyboard focus (``tabindex="0"``) and is a named region, so a reader without a mouse
+    can scroll it too (the rule axe calls scrollable-region-focusable, WCAG 2.1.1).
     """
     header = [str(h) for h in header]
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError(f"label must be a non-empty string naming the table, got {label!r}")
+    if numbers_from is not None and not 0 <= numbers_from <= len(header):
+        raise ValueError(f"numbers_from must be a column index in [0, {len(header)}], "
+                         f"got {numbers_from!r}")
     for n, row in enumerate(rows):
         if len(row) != len(header):
             raise ValueError(f"row {n} has {len(row)} cells, the header {len(header)}")
+    base = "padding:0.15em 0.45em;white-space:nowrap" if compact else ""
 
     def cells(values, tag):
-        return "".join(f"<{tag}>{html.escape(str(v))}</{tag}>" for v in values)
+        out = []
+        for i, v in enumerate(values):
+            style = base
+            if tag == "td" and numbers_from is not None and i >= numbers_from:
+                style = ";".join(s for s in (style, "text-align:right") if s)
+            attr = f' style="{style}"' if style else ""
+            out.append(f"<{tag}{attr}>{html.escape(str(v))}</{tag}>")
+        return "".join(out)
 
     body = "".join(f"<tr>{cells(row, 'td')}</tr>" for row in rows)
-    return f"<table><thead><tr>{cells(header, 'th')}</tr></thead><tbody>{body}</tbody></table>"
+    size = ' style="font-size:0.9em"' if compact else ""
+    return (f'<div class="posenc-table" role="region" tabindex="0" '
+            f'aria-label="{html.escape(label)}" style="overflow-x:auto;max-width:100%">'
+            f"<table{size}><thead><tr>{cells(header, 'th')}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div>")

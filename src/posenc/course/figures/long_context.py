@@ -8,10 +8,9 @@ difference is called *separated* when the two ranges do not overlap.
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 
+from ...compare import html_table
 from ...experiments.extrapolation.config import task_key
 from ...experiments.extrapolation.results import Numbers
 from ...experiments.extrapolation.variants import VariantKey
@@ -93,13 +92,8 @@ def summary_markdown(results: dict, key: str, variants=None) -> str:
 def summary_html(results: dict, key: str, variants=None) -> str:
     """:func:`summary_table` as an HTML table (numbers right-aligned), for a notebook."""
     header, rows = summary_table(results, key, variants)
-    cell = "padding:0.15em 0.45em;white-space:nowrap"
-    head = "".join(f'<th style="{cell}">{html.escape(h)}</th>' for h in header)
-    body = "".join(f'<tr><td style="{cell}">' + html.escape(row[0]) + "</td>"
-                   + "".join(f'<td style="{cell};text-align:right">{html.escape(c)}</td>'
-                             for c in row[1:]) + "</tr>" for row in rows)
-    return (f'<table style="font-size:0.9em"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table>")
+    return html_table(header, rows, f"{key.replace('_', ' ')} by evaluation length",
+                      numbers_from=1, compact=True)
 
 
 def middle_dip(results: dict, variant: str, task: str = "content",

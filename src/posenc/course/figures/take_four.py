@@ -8,11 +8,11 @@ sentence use the same words.
 
 from __future__ import annotations
 
-import html
 import math
 
 import numpy as np
 
+from ...compare import html_table
 from ...experiments.extrapolation.config import task_key
 from ...experiments.extrapolation.verdicts import (
     CHANCE,
@@ -263,9 +263,5 @@ def verdict_table_html(results, variants) -> str:
             beyond.append("–" if not values else f"{np.mean(values):.0%}")
         rows.append([results["variants"][variant]["label"], verdict(results, variant), steps,
                      ones, *beyond])
-    cell = "padding:0.15em 0.45em"
-    cells = "".join(f'<th style="{cell}">{html.escape(h)}</th>' for h in head)
-    body = "".join("<tr>" + "".join(f'<td style="{cell}">{html.escape(str(c))}</td>'
-                                    for c in row) + "</tr>" for row in rows)
-    return (f'<table style="font-size:0.9em"><thead><tr>{cells}</tr></thead>'
-            f"<tbody>{body}</tbody></table>")
+    return html_table(head, rows, "verdicts: steps to learn and accuracy by length",
+                      compact=True)
