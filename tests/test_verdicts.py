@@ -147,3 +147,31 @@ def test_faster_means_every_seed_before_every_seed_and_never_is_slowest():
     assert not learns_faster(results, "slow", "never")  # its None seed ties with never
     assert not learns_faster(results, "never", "never")
     assert not learns_faster(results, "quick", "overlapping")  # 400 > 380
+
+
+# chapter 9's one-seed rule
+
+
+def test_gap_verdict_reads_a_gap_against_the_seed_change():
+    from posenc.experiments.extrapolation.verdicts import GAP_WORDS, gap_verdict
+    assert [gap_verdict(g, 0.1) for g in (0.05, 0.1, 0.15, 0.2, 0.21)] == [
+        "not established", "not established", "narrow", "narrow", "clear"]
+    assert gap_verdict(-0.28, 0.2) == "narrow" and GAP_WORDS[-1] == "clear"
+    with pytest.raises(ValueError, match="seed_change must be > 0"):
+        gap_verdict(0.1, 0.0)
+    with pytest.raises(TypeError, match="gap must be a real number"):
+        gap_verdict("0.1", 0.1)
+    with pytest.raises(ValueError, match="gap must be finite"):
+        gap_verdict(float("nan"), 0.1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-10, 10), st.floats(1e-3, 5), st.floats(1.001, 4))
+def test_gap_verdict_grows_with_the_gap_and_scales_with_the_noise(gap, noise, k):
+    """Monotone in |gap|, symmetric in its sign, and unchanged when both are scaled."""
+    from posenc.experiments.extrapolation.verdicts import GAP_WORDS, gap_verdict
+    word = gap_verdict(gap, noise)
+    assert gap_verdict(-gap, noise) == word
+    assert GAP_WORDS.index(gap_verdict(gap * k, noise)) >= GAP_WORDS.index(word)
+    assert GAP_WORDS.index(gap_verdict(gap, noise * k)) <= GAP_WORDS.index(word)
+    assert gap_verdict(gap * 2.0, noise * 2.0) == word

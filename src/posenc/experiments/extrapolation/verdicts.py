@@ -1,6 +1,6 @@
-"""The words chapter 13 may use about its results, as one rule each.
+"""The words chapters 9 and 13 may use about their results, as one rule each.
 
-Every comparative sentence of the chapter goes through these functions, so "learned", "at
+Every comparative sentence of the two chapters goes through these functions, so "learned", "at
 chance" and "separated" mean one thing everywhere, and the tests pin that meaning.
 
 * A **seed learned** the positional task when its run reached the stopping criterion: the
@@ -14,6 +14,11 @@ chance" and "separated" mean one thing everywhere, and the tests pin that meanin
   of the other by more than the seeds' own binomial noise: the lowest lower bound of the
   better one's 95 % intervals is above the highest upper bound of the worse one's. For a
   loss (no binomial count) the seed ranges must not overlap.
+* With one seed per model (chapter 9's text runs), a gap between two models is read
+  against the **seed change**, how far the same model's number moved when only the seed
+  changed: a gap no larger than it is **not established**, one up to twice it **narrow**,
+  a larger one **clear** (:func:`gap_verdict`). Both are differences of two noisy runs, so
+  they compare like with like; twice is the margin the chapter states.
 
 The Wilson score interval (Wilson, 1927) keeps its coverage near 0 and 1, where the plain
 normal interval does not (Brown, Cai & DasGupta, 2001, *Statistical Science* 16(2)).
@@ -28,7 +33,8 @@ from ..._validation import check_bool, check_float, check_int
 from .config import task_key
 
 __all__ = ["CHANCE", "Z95", "wilson_interval", "seed_verdict", "method_verdict",
-           "separated_counts", "separated_ranges", "train_layout_counts", "seed_verdicts",
+           "separated_counts", "separated_ranges", "gap_verdict", "GAP_WORDS",
+           "train_layout_counts", "seed_verdicts",
            "by_seed", "accuracy_counts", "steps_or_cap", "learns_faster"]
 
 #: Guessing on the positional task: any of the 4 values present.
@@ -38,6 +44,9 @@ Z95 = 1.959963984540054
 
 #: The verdict of one seed.
 LEARNED, ABOVE_CHANCE, AT_CHANCE = "learned", "above chance", "at chance"
+
+#: The words of :func:`gap_verdict`, weakest first.
+GAP_WORDS = ("not established", "narrow", "clear")
 
 
 def wilson_interval(right: int, scored: int, z: float = Z95) -> tuple[float, float]:
@@ -105,6 +114,19 @@ def separated_ranges(lower: Sequence[float], higher: Sequence[float]) -> bool:
     if not lower or not higher:
         raise ValueError("lower and higher need at least one seed each")
     return max(lower) < min(higher)
+
+
+def gap_verdict(gap: float, seed_change: float) -> str:
+    """How firmly a one-seed gap between two numbers is established, against the measured
+    ``seed_change`` (how far the same number moved with the seed alone, > 0):
+    ``"not established"`` (``|gap| <= seed_change``), ``"narrow"`` (up to twice it) or
+    ``"clear"`` (more than twice). The sign of ``gap`` is the reader's (which side leads);
+    the word depends on its size only."""
+    gap = check_float("gap", gap)
+    seed_change = check_float("seed_change", seed_change, greater_than=0.0)
+    if abs(gap) <= seed_change:
+        return GAP_WORDS[0]
+    return GAP_WORDS[1] if abs(gap) <= 2 * seed_change else GAP_WORDS[2]
 
 
 # Reading a results file (full.json): the counts the rules above take.
