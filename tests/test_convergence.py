@@ -56,7 +56,9 @@ def test_a_run_stops_at_the_first_check_that_reaches_the_criterion(corpus, monke
     assert history["check_step"] == [20, 40, 60] and history["check_right"] == [10, 40, 61]
     assert history["steps_to_learn"] == 60 == history["steps_trained"]  # 61/64 >= 0.95
     assert history["step"][-1] == 60  # the loss curve ends where training did
-    assert len(history["previous_token"]) == 3 and len(history["previous_token"][0]) == 2
+    for key in ("previous_token", "induction", "value_to_key", "query_to_value"):
+        assert len(history[key]) == 3 and len(history[key][0]) == 2, key  # [check][layer]
+        assert all(0 <= v <= 1 for check in history[key] for layer in check for v in layer)
 
 
 def test_a_run_that_never_reaches_it_trains_to_the_cap(corpus, monkeypatch):

@@ -157,3 +157,63 @@ def test_induction_refuses_a_period_the_sequence_cannot_hold():
         induction_scores(torch.zeros(1, 1, 8, 8), 8)
     with pytest.raises(ValueError, match="period must be at most alphabet"):
         repeated_random_tokens(1, 200, seed=0)
+
+
+# the two steps on the positional task's own sequences
+
+
+def _task_batch(seed=0, batch=6, length=64):
+    from posenc import retrieval
+    text = np.random.default_rng(seed).integers(32, 127, 5000).astype(np.uint8)
+    return retrieval.training_batch(text, batch, length, np.random.default_rng(seed),
+                                    num_pairs=4, num_queries=4, task="positional")
+
+
+def _uniform_causal(batch, heads, seq):
+    rows = torch.tril(torch.ones(seq, seq, dtype=torch.float64))
+    return (rows / rows.sum(-1, keepdim=True)).expand(batch, heads, seq, seq).clone()
+
+
+def test_task_scores_find_the_binding_heads_by_hand():
+    """Head 0 looks one back everywhere; head 1 looks, from each query, at its answer's
+    value (and at itself elsewhere). value_to_key finds head 0 and only it, query_to_value
+    head 1 and only it."""
+    from posenc.heads import query_to_value_scores, value_to_key_scores
+    b = _task_batch()
+    n, seq = b.inputs.shape
+    weights = torch.zeros(n, 2, seq, seq, dtype=torch.float64)
+    weights[:, 0, 0, 0] = 1
+    weights[:, 0, torch.arange(1, seq), torch.arange(seq - 1)] = 1
+    weights[:, 1, torch.arange(seq), torch.arange(seq)] = 1
+    for row, pos in zip(*torch.nonzero(b.mask, as_tuple=True), strict=True):
+        weights[row, 1, pos, :] = 0
+        weights[row, 1, pos, pos - b.distances[row, pos]] = 1
+    np.testing.assert_allclose(value_to_key_scores(weights, b), [1, 0])
+    np.testing.assert_allclose(query_to_value_scores(weights, b), [0, 1])
+
+
+def test_a_uniform_head_scores_the_mean_of_one_over_the_position():
+    """A second formulation: a plain loop over the bytes, 1 / (position + 1) each."""
+    from posenc.heads import query_to_value_scores, value_to_key_scores
+    from posenc.retrieval import VALUE_BYTES
+    b = _task_batch(seed=3)
+    weights = _uniform_causal(*b.inputs.shape[:1], 3, b.inputs.shape[1])
+    values = [1 / (i + 1) for row in b.inputs.tolist() for i, t in enumerate(row)
+              if t >= VALUE_BYTES.min() and i > 0]
+    queries = [1 / (i + 1) for row in b.targets.tolist() for i, t in enumerate(row) if t >= 0]
+    np.testing.assert_allclose(value_to_key_scores(weights, b), [np.mean(values)] * 3)
+    np.testing.assert_allclose(query_to_value_scores(weights, b), [np.mean(queries)] * 3)
+
+
+def test_task_head_scores_of_a_model_and_refusals():
+    from posenc.heads import task_head_scores, value_to_key_scores
+    b = _task_batch(batch=2)
+    torch.manual_seed(0)
+    model = TinyLM(TinyLMConfig(d_model=16, num_heads=2, num_layers=4, d_ff=32,
+                                pattern=PATTERNS["kimi_linear"])).eval()
+    scores = task_head_scores(model, b)
+    assert [s is None for s in scores["value_to_key"]] == [True, True, True, False]
+    assert [len(s) for s in scores["query_to_value"] if s is not None] == [2]
+    assert all(0 <= v <= 1 for s in scores.values() for layer in s if layer for v in layer)
+    with pytest.raises(ValueError, match="do not belong to inputs"):
+        value_to_key_scores(torch.zeros(1, 2, 64, 64), b)

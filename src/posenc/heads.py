@@ -17,6 +17,15 @@ Both are measured from the weights a layer really uses
 
 A uniform causal head scores about ``1/i`` on both: near 0 for long sequences. A head
 that does the step scores near 1.
+
+The same two steps read on the positional task's own sequences (:func:`task_head_scores`),
+where the binding is what the task needs:
+
+* value-to-key score of a head: its mean weight from each value byte on the key byte
+  right before it (the previous-token step where it matters: it marks a value with its
+  key);
+* query-to-value score: its mean weight from each query key on the value its answer must
+  copy, the byte after that key's earlier occurrence (the induction step).
 """
 
 from __future__ import annotations
@@ -25,9 +34,11 @@ import numpy as np
 import torch
 
 from ._validation import check_int, to_numpy
+from .retrieval import VALUE_BYTES
 
 __all__ = ["attention_maps", "previous_token_scores", "induction_scores",
-           "repeated_random_tokens", "head_scores"]
+           "repeated_random_tokens", "head_scores", "value_to_key_scores",
+           "query_to_value_scores", "task_head_scores"]
 
 
 @torch.no_grad()
@@ -115,3 +126,55 @@ def head_scores(model, period: int, *, batch: int = 16, seed: int = 0) -> dict:
         induction.append(None if weights is None
                          else induction_scores(weights, period).tolist())
     return {"previous_token": previous, "induction": induction}
+
+
+def _check_task_weights(weights, batch) -> torch.Tensor:
+    weights = _check_weights(weights)
+    if (weights.shape[0], weights.shape[-1]) != tuple(batch.inputs.shape):
+        raise ValueError(f"weights {tuple(weights.shape)} do not belong to inputs "
+                         f"{tuple(batch.inputs.shape)} ([batch, heads, seq, seq])")
+    return weights
+
+
+def _mean_at(weights: torch.Tensor, where: torch.Tensor, offset: torch.Tensor) -> np.ndarray:
+    """Each head's mean weight from query ``i`` on key ``i - offset[b, i]`` over the
+    ``[batch, seq]`` positions ``where``: float64 ``[heads]``."""
+    b, i = torch.nonzero(where, as_tuple=True)
+    if b.numel() == 0:
+        raise ValueError("no position to score: the batch has none of the bytes asked for")
+    j = i - offset[b, i]
+    if torch.any(j < 0):
+        raise ValueError("an offset reaches before the start of its sequence")
+    picked = weights[b, :, i, j]  # [positions, heads]
+    return to_numpy(picked.double().mean(dim=0))
+
+
+def value_to_key_scores(weights: torch.Tensor, batch) -> np.ndarray:
+    """Each head's mean weight from every value byte of a retrieval ``batch``
+    (:class:`posenc.retrieval.RetrievalBatch`, values 136..255) on the byte before it, its
+    key. ``weights``: ``[batch, heads, seq, seq]`` for ``batch.inputs``; float64 ``[heads]``."""
+    weights = _check_task_weights(weights, batch)
+    where = batch.inputs >= int(VALUE_BYTES.min())
+    where[:, 0] = False  # a value at 0 has no key before it (never written there)
+    return _mean_at(weights, where, torch.ones_like(batch.inputs))
+
+
+def query_to_value_scores(weights: torch.Tensor, batch) -> np.ndarray:
+    """Each head's mean weight from every query key of a retrieval ``batch`` on the value it
+    must copy (``batch.distances`` back). ``weights``: ``[batch, heads, seq, seq]`` for
+    ``batch.inputs``; float64 ``[heads]``."""
+    weights = _check_task_weights(weights, batch)
+    return _mean_at(weights, batch.mask, batch.distances)
+
+
+def task_head_scores(model, batch) -> dict:
+    """Both task scores for every attention layer of ``model`` on a retrieval ``batch``:
+    ``{"value_to_key": [[per head] per layer], "query_to_value": [...]}``, ``None`` for a
+    recurrent layer."""
+    to_key, to_value = [], []
+    for weights in attention_maps(model, batch.inputs):
+        to_key.append(None if weights is None
+                      else value_to_key_scores(weights, batch).tolist())
+        to_value.append(None if weights is None
+                        else query_to_value_scores(weights, batch).tolist())
+    return {"value_to_key": to_key, "query_to_value": to_value}

@@ -7,8 +7,9 @@ answers of ``check_sequences`` held-out sequences, laid out **as in training** (
 the first half, queries in the second, :func:`posenc.retrieval.training_batch`), does the
 model get right? The run stops at the first check at or above ``stop_accuracy``; that
 check's step is the run's **steps to learn**. Each check also records the heads'
-previous-token and induction scores (:mod:`posenc.heads`), so the curves show when the
-binding's two steps form.
+previous-token and induction scores on repeated random tokens, and the same two steps on
+the check sequences themselves (value to its key, query to its answer's value;
+:mod:`posenc.heads`), so the curves show when the binding's two steps form.
 
 The check sequences come from the held-out text with a fixed seed (:data:`CHECK_SEED`):
 the same for every method, seed and check.
@@ -47,8 +48,9 @@ def answers_right(model, batch: retrieval.RetrievalBatch, batch_size: int = 64
 class Checker:
     """The held-out positional check of one training run (``check(model, step)`` →
     stop?). :meth:`record` gives its curves for the run's history: ``check_step``,
-    ``check_right`` (answers right of ``check_scored``), ``previous_token`` and
-    ``induction`` (per check, per layer, per head; ``None`` for a recurrent layer) and
+    ``check_right`` (answers right of ``check_scored``), ``previous_token``,
+    ``induction``, ``value_to_key`` and ``query_to_value`` (per check, per layer, per head;
+    ``None`` for a recurrent layer) and
     ``steps_to_learn`` (the first check at ``stop_accuracy``, ``None`` if none)."""
 
     def __init__(self, config: ExtrapolationConfig, heldout: np.ndarray):
@@ -59,6 +61,7 @@ class Checker:
             num_queries=config.retrieval_queries, task="positional")
         self.period = config.train_length // 2  # two copies fill one training window
         self.steps, self.right, self.previous, self.induction = [], [], [], []
+        self.to_key, self.to_value = [], []
         self.scored = int((self.batch.targets != retrieval.IGNORE).sum())
         self.steps_to_learn = None
 
@@ -69,6 +72,9 @@ class Checker:
         self.right.append(right)
         self.previous.append(scores["previous_token"])
         self.induction.append(scores["induction"])
+        on_task = heads.task_head_scores(model, self.batch)
+        self.to_key.append(on_task["value_to_key"])
+        self.to_value.append(on_task["query_to_value"])
         stop = self.config.stop_accuracy
         if stop and right >= stop * self.scored:
             self.steps_to_learn = step
@@ -78,4 +84,5 @@ class Checker:
     def record(self) -> dict:
         return {"check_step": list(self.steps), "check_right": list(self.right),
                 "check_scored": self.scored, "previous_token": self.previous,
-                "induction": self.induction, "steps_to_learn": self.steps_to_learn}
+                "induction": self.induction, "value_to_key": self.to_key,
+                "query_to_value": self.to_value, "steps_to_learn": self.steps_to_learn}

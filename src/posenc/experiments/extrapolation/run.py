@@ -134,7 +134,7 @@ def _entry(key: VariantKey, config: ExtrapolationConfig, result: dict) -> dict:
 #: History keys kept as they are (counts, steps) or rounded to 3 digits (head scores).
 _EXACT = ("step", "check_step", "check_right", "check_scored", "steps_to_learn",
           "steps_trained")
-_HEAD_SCORES = ("previous_token", "induction")
+_HEAD_SCORES = ("previous_token", "induction", "value_to_key", "query_to_value")
 
 
 def _with_history(entry: dict, model: TinyLM, history: dict) -> dict:
