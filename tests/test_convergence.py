@@ -90,6 +90,10 @@ def test_a_run_records_what_the_chapter_reads(corpus):
                                                entry["steps_trained_by_seed"], strict=True))
         last = [c["right"][-1] / entry["train_layout_scored"] for c in entry["check_by_seed"]]
         assert last == pytest.approx(entry["train_layout_accuracy_by_seed"], abs=1e-4)
+        for checks in entry["check_by_seed"]:  # every seed's heads, one row per check
+            for key in ("previous_token", "induction", "value_to_key", "query_to_value"):
+                assert len(checks[key]) == len(checks["step"]), key
+        assert entry["check_by_seed"][0]["value_to_key"] == entry["history"]["value_to_key"]
 
 
 @pytest.mark.parametrize("changes, match", [

@@ -217,7 +217,8 @@ def _merge_seeds(runs: list[dict]) -> dict:
     """One entry from the same variant's entries of several seeds: ``loss`` and
     ``retrieval_accuracy`` become the mean over seeds, with ``*_min``, ``*_max`` and
     ``*_by_seed``; curves (per-position loss, accuracy by distance) the mean; the
-    training history that of the first seed; times the sum."""
+    training history that of the first seed (every seed's checks and head scores in
+    ``check_by_seed``); times the sum."""
     if len(runs) == 1:
         return runs[0]
     merged = dict(runs[0])
@@ -255,10 +256,11 @@ def _merge_seeds(runs: list[dict]) -> dict:
             merged[key] = round(sum(run[key] for run in runs), 2)
     if "history" in merged:
         merged["final_train_loss_by_seed"] = [run["history"]["loss"][-1] for run in runs]
-        if "check_step" in merged["history"]:  # every seed's learning curve (heads: seed 0's)
-            merged["check_by_seed"] = [{"step": run["history"]["check_step"],
-                                        "right": run["history"]["check_right"]}
-                                       for run in runs]
+        if "check_step" in merged["history"]:  # every seed's learning curve and heads
+            merged["check_by_seed"] = [
+                {"step": run["history"]["check_step"], "right": run["history"]["check_right"],
+                 **{k: run["history"][k] for k in _HEAD_SCORES if k in run["history"]}}
+                for run in runs]
     return merged
 
 
