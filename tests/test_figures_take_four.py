@@ -131,3 +131,59 @@ def test_formation_step_is_the_first_check_at_the_level():
             i = curves["step"].index(step)
             assert curves["previous_token"][i] >= 0.5
             assert all(not v >= 0.5 for v in curves["previous_token"][:i])
+
+
+def _with_heads():
+    """One model, two seeds, two checks, two layers of two heads: the best head per check
+    is known by construction (layer 0 excluded for the induction-type scores)."""
+    def seed(top):  # [check][layer][head]
+        low, high = [[top, 0.1], [0.2, 0.3]], [[0.9, 0.0], [top, 0.05]]
+        return {"step": [50, 100], "right": [100, 500], "previous_token": [low, high],
+                "induction": [low, high], "value_to_key": [low, high],
+                "query_to_value": [low, [[0.9, 0.0], None]]}
+    entry = {"label": "A", "check_by_seed": [seed(0.6), seed(0.4)],
+             "history": {"check_step": [50, 100]}}
+    return {"variants": {"a": entry}}
+
+
+def test_head_curves_read_each_seed_from_its_own_checks():
+    made = _with_heads()
+    first, second = (t4.head_curves(made, "a", s) for s in (0, 1))
+    assert first["step"] == [50, 100]
+    assert first["previous_token"] == [0.6, 0.9] and second["previous_token"] == [0.4, 0.9]
+    assert first["query_to_value"][0] == 0.3 and math.isnan(first["query_to_value"][1])
+    assert second["induction"] == [0.3, 0.4]  # layer 0 is not read for induction
+    assert t4.formation_step(made, "a", "value_to_key", 0.5, seed=1) == 100
+    with pytest.raises(ValueError, match="seed must be in"):
+        t4.head_curves(made, "a", 2)
+    with pytest.raises(ValueError, match="key must be one of"):
+        t4.formation_step(made, "a", "copying", 0.5)
+    # a file that kept only the first seed's scores (in its history) has seed 0 alone
+    assert "previous_token" not in RESULTS["variants"]["rope"]["check_by_seed"][0]
+    with pytest.raises(ValueError, match="first seed only"):
+        t4.head_curves(RESULTS, "rope", 1)
+
+
+def _sweep_run(rate, steps):
+    return {"config": {"learning_rate": rate, "steps": 2000},
+            "variants": {v: {"label": v.upper(), "steps_to_learn_by_seed": [s, None]}
+                         for v, s in steps.items()}}
+
+
+def test_rate_sweep_reads_the_first_seed_at_each_rate_and_checks_the_rate():
+    runs = {1e-3: _sweep_run(1e-3, {"a": 900, "b": None}),
+            2e-3: _sweep_run(2e-3, {"a": 600, "b": 1500})}
+    assert t4.rate_sweep(runs, ["a", "b"]) == {"a": {1e-3: 900, 2e-3: 600},
+                                                "b": {1e-3: None, 2e-3: 1500}}
+    with pytest.raises(ValueError, match="trained at learning rate"):
+        t4.rate_sweep({1e-3: runs[2e-3], 2e-3: runs[2e-3]}, ["a"])
+    with pytest.raises(ValueError, match="at least 2"):
+        t4.rate_sweep({1e-3: runs[1e-3]}, ["a"])
+    fig, ax = plt.subplots()
+    t4.draw_rate_sweep(ax, {r: {**run, "variants": {m: run["variants"][v] for v, m in
+                                                  (("a", "rope"), ("b", "alibi"))}}
+                             for r, run in runs.items()}, ["rope", "alibi"], shared=2e-3)
+    drawn = [(line.get_xdata()[0], line.get_marker()) for line in ax.lines
+             if len(line.get_xdata()) == 1 and line.get_marker() not in ("None", None)]
+    assert (2000, "x") in drawn and (1500, "o") in drawn and (900, "v") in drawn
+    plt.close(fig)

@@ -24,7 +24,8 @@ from ...experiments.extrapolation.verdicts import (
 from .extrapolation import variant_color, variant_linestyle
 
 __all__ = ["steps_to_learn", "learned_seeds", "learned_accuracy",
-           "head_curves", "formation_step", "rank_correlation", "grid", "verdict",
+           "HEAD_SCORES", "head_curves", "formation_step", "rate_sweep", "draw_rate_sweep",
+           "rank_correlation", "grid", "verdict",
            "draw_steps_to_learn", "draw_check_curves",
            "draw_positional_loss", "draw_head_curves", "draw_learned_extrapolation",
            "draw_grid", "verdict_table_html"]
@@ -55,31 +56,93 @@ def verdict(results, variant: str) -> str:
     return method_verdict(seed_verdicts(results, variant))
 
 
-def head_curves(results, variant: str) -> dict:
-    """The first seed's head scores at every check: ``{"step": [...], "previous_token":
-    [...], "induction": [...]}``, each score the best head of any attention layer
-    (previous-token) or of any layer above the first (induction: it needs the previous
-    layer's marks)."""
-    history = results["variants"][variant]["history"]
+#: The head scores a check records (:mod:`posenc.heads`), each with the lowest layer read:
+#: an induction step needs a lower layer's marks, so its best head is sought above layer 0.
+HEAD_SCORES = {"previous_token": 0, "induction": 1, "value_to_key": 0, "query_to_value": 1}
+
+
+def head_curves(results, variant: str, seed: int = 0) -> dict:
+    """One seed's head scores at every check: ``{"step": [...], key: [...]}`` for each of
+    :data:`HEAD_SCORES` the run recorded, each score the best head of any attention layer
+    from the key's lowest layer up (recurrent layers have none). Every seed's scores come
+    from ``check_by_seed``; a file that kept only the first seed's (in its history) has
+    seed 0 alone."""
+    entry = results["variants"][variant]
+    checks = entry.get("check_by_seed")
+    if checks and "previous_token" in checks[0]:
+        if not 0 <= seed < len(checks):
+            raise ValueError(f"seed must be in [0, {len(checks) - 1}] for {variant!r}, "
+                             f"got {seed!r}")
+        record = checks[seed]
+        steps = record["step"]
+    elif seed == 0:
+        record = entry["history"]
+        steps = record["check_step"]
+    else:
+        raise ValueError(f"{variant!r} kept head scores for its first seed only; got seed {seed!r}")
 
     def best(scores, first_layer):
         return [max((max(layer) for layer in check[first_layer:] if layer is not None),
                     default=math.nan) for check in scores]
 
-    return {"step": history["check_step"],
-            "previous_token": best(history["previous_token"], 0),
-            "induction": best(history["induction"], 1)}
+    return {"step": list(steps), **{key: best(record[key], first)
+                                   for key, first in HEAD_SCORES.items() if key in record}}
 
 
-def formation_step(results, variant: str, key: str, level: float) -> int | None:
-    """The first check (first seed) at which the best head's ``key`` score
-    (``"previous_token"`` or ``"induction"``, :func:`head_curves`) reaches ``level``;
-    ``None`` if it never does before the run stopped."""
-    curves = head_curves(results, variant)
+def formation_step(results, variant: str, key: str, level: float, seed: int = 0
+                   ) -> int | None:
+    """The first check (of ``seed``) at which the best head's ``key`` score (one of
+    :data:`HEAD_SCORES`, :func:`head_curves`) reaches ``level``; ``None`` if it never does
+    before the run stopped."""
+    curves = head_curves(results, variant, seed)
+    if key not in curves:
+        raise ValueError(f"key must be one of {sorted(set(curves) - {'step'})}, got {key!r}")
     for step, value in zip(curves["step"], curves[key], strict=True):
         if value >= level:
             return step
     return None
+
+
+def rate_sweep(runs, variants) -> dict[str, dict[float, int | None]]:
+    """The learning-rate sweep: ``runs`` maps a peak learning rate to a results dict of the
+    same protocol (its first seed read: the sweep is one seed per rate); returns each
+    variant's steps to learn per rate (``None``: not by the cap)."""
+    rates = sorted(runs)
+    if len(rates) < 2:
+        raise ValueError(f"runs must hold at least 2 learning rates, got {rates}")
+    for rate in rates:
+        found = runs[rate]["config"]["learning_rate"]
+        if not math.isclose(found, rate):
+            raise ValueError(f"runs[{rate!r}] was trained at learning rate {found!r}")
+    return {v: {rate: steps_to_learn(runs[rate], v)[0] for rate in rates} for v in variants}
+
+
+def draw_rate_sweep(ax, runs, variants, *, shared: float) -> None:
+    """One row per variant: its steps to learn (first seed) at each learning rate of
+    ``runs`` (:func:`rate_sweep`), a marker per rate, × at the cap for a rate at which it
+    did not learn; ``shared`` is the rate every method trained at (drawn filled)."""
+    sweep = rate_sweep(runs, variants)
+    rates = sorted(runs)
+    cap = max(r["config"]["steps"] for r in runs.values())
+    markers = ("v", "o", "^", "s", "D")
+    labels = {v: runs[shared]["variants"][v]["label"] for v in variants}
+    for row, variant in enumerate(variants):
+        ax.axhline(row, color="#dddddd", lw=0.8, zorder=0)
+        for k, rate in enumerate(rates):
+            steps = sweep[variant][rate]
+            filled = math.isclose(rate, shared)
+            ax.plot(cap if steps is None else steps, row + (k - (len(rates) - 1) / 2) * 0.18,
+                    marker="x" if steps is None else markers[k % len(markers)], ms=6,
+                    ls="none", color=variant_color(variant),
+                    mfc=variant_color(variant) if filled else "none")
+    for k, rate in enumerate(rates):
+        ax.plot([], [], marker=markers[k % len(markers)], ls="none", color="#555555",
+                mfc="#555555" if math.isclose(rate, shared) else "none",
+                label=f"{rate:g}" + (" (shared)" if math.isclose(rate, shared) else ""))
+    ax.axvline(cap, color="#555555", ls=":", lw=1.1)
+    ax.set_yticks(range(len(variants)), [labels[v] for v in variants])
+    ax.set_ylim(len(variants) - 0.5, -0.5)
+    ax.set_xlabel(f"steps to learn (one seed; × = not by {cap:,})")
 
 
 def rank_correlation(x, y) -> float:
