@@ -142,7 +142,7 @@ def _with_heads():
                 "induction": [low, high], "value_to_key": [low, high],
                 "query_to_value": [low, [[0.9, 0.0], None]]}
     entry = {"label": "A", "check_by_seed": [seed(0.6), seed(0.4)],
-             "history": {"check_step": [50, 100]}}
+             "history": {"check_step": [50, 100]}, "steps_to_learn_by_seed": [100, None]}
     return {"variants": {"a": entry}}
 
 
@@ -186,4 +186,16 @@ def test_rate_sweep_reads_the_first_seed_at_each_rate_and_checks_the_rate():
     drawn = [(line.get_xdata()[0], line.get_marker()) for line in ax.lines
              if len(line.get_xdata()) == 1 and line.get_marker() not in ("None", None)]
     assert (2000, "x") in drawn and (1500, "o") in drawn and (900, "v") in drawn
+    plt.close(fig)
+
+
+def test_task_heads_are_drawn_against_each_seeds_own_steps_to_learn():
+    made = _with_heads()
+    made["variants"] = {"rope": made["variants"]["a"]}  # a name the course has a colour for
+    fig, axes = plt.subplots(1, 2)
+    t4.draw_task_heads(axes, made, ["rope"])
+    curves = [line for line in axes[0].lines if len(line.get_xdata()) == 2
+              and line.get_linestyle() != ":"]
+    assert [list(c.get_xdata()) for c in curves] == [[0.5, 1.0], [0.5, 1.0]]  # 100 = learned / last
+    assert [list(c.get_ydata()) for c in curves] == [[0.6, 0.9], [0.4, 0.9]]
     plt.close(fig)

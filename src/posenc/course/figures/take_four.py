@@ -25,6 +25,7 @@ from .extrapolation import variant_color, variant_linestyle
 
 __all__ = ["steps_to_learn", "learned_seeds", "learned_accuracy",
            "HEAD_SCORES", "head_curves", "formation_step", "rate_sweep", "draw_rate_sweep",
+           "draw_task_heads",
            "rank_correlation", "grid", "verdict",
            "draw_steps_to_learn", "draw_check_curves",
            "draw_positional_loss", "draw_head_curves", "draw_learned_extrapolation",
@@ -265,6 +266,29 @@ def draw_head_curves(axes, results, variants) -> None:
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("training step")
     axes[0].set_ylabel("best head's score")
+
+
+def draw_task_heads(axes, results, variants, *, level: float = 0.5) -> None:
+    """Two panels from the checks on the task's own sequences: the best value-to-key head and
+    the best query-to-value head (:data:`HEAD_SCORES`) of every seed, against the training
+    step as a share of that seed's steps to learn (1 = the check that reached the
+    criterion), one thin line per seed; ``level`` is drawn for reference."""
+    for ax, key, title in zip(axes, ("value_to_key", "query_to_value"),
+                              ("value → its key", "query → its answer"), strict=True):
+        for variant in variants:
+            entry = results["variants"][variant]
+            for seed, learned in enumerate(steps_to_learn(results, variant)):
+                curves = head_curves(results, variant, seed)
+                end = learned or curves["step"][-1]
+                ax.plot(np.array(curves["step"]) / end, curves[key], lw=1.1, alpha=0.85,
+                        color=variant_color(variant), ls=variant_linestyle(variant),
+                        label=entry["label"] if seed == 0 else None)
+        ax.axhline(level, color="#555555", ls=":", lw=1.0)
+        ax.axvline(1.0, color="#555555", ls=":", lw=1.0)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("step / steps to learn")
+    axes[0].set_ylabel("best head's weight")
 
 
 def draw_learned_extrapolation(ax, results, variants, *, task: str = "positional") -> list[str]:
