@@ -5,6 +5,7 @@ results written with the old fields read through the migration, with their numbe
 import ast
 import gzip
 import json
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -352,10 +353,12 @@ def test_t5_bias_by_distance_reads_the_buckets_from_the_options():
     ("--preset text --encodings shaw", "extrapolation_results_shaw"),
     ("--preset take3-main", "take3_main"), ("--preset take3", "take3_full"),
     ("--preset full", "full"), ("--preset small", "small"),
+    ("--preset main --learning-rate 4e-3", "sweep_lr4e-3"),
 ])
 def test_the_documented_commands_give_the_committed_configs(command, name):
-    """Chapter 9's and --help's commands, with T5's options on the new command line."""
+    """Chapter 9's, chapter 13's and --help's commands, with T5's options on the new
+    command line."""
     from posenc.experiments.extrapolation.cli import config_from_command_line
 
-    config = config_from_command_line(command.split())
+    config = config_from_command_line(shlex.split(command))
     assert config_hash(config) == load_results(f"{name}.json")["config_hash"]
