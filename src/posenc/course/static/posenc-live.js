@@ -338,13 +338,6 @@ class Axes {
     ctx.beginPath(); ctx.moveTo(this.px(v), box.top); ctx.lineTo(this.px(v), box.top + box.height); ctx.stroke();
     ctx.restore();
   }
-  text(label, x, y, { color, align = "left", baseline = "bottom" }) {
-    const { ctx, th } = this;
-    ctx.save(); ctx.fillStyle = color; ctx.font = `${th.tick}px ${th.font}`;
-    ctx.textAlign = align; ctx.textBaseline = baseline;
-    ctx.fillText(label, this.px(x), this.py(y));
-    ctx.restore();
-  }
   /* A [rows, cols] grid of colours (rgba per cell), drawn crisp where a cell is at least
    * 3 px wide, else smoothed (never subsampled: that would draw stripes not in the data). */
   image(rows, cols, colorOf) {
@@ -448,15 +441,14 @@ const FIGURES = {
       const c = th.colors;
       ax.hline(seq, { color: c.accent, width: 1.2, dash: [6, 4] });
       ax.hline(2 * Math.PI, { color: c.grey, width: 1.2, dash: [2, 3] });
-      ax.text(`${t.seqLength} ${seq}`, -0.01 * d, seq * 1.25, { color: c.accent });
-      ax.text(`2π (${t.pair} 0)`, 1.0 * d, 2 * Math.PI * 1.25, { color: c.grey, align: "right" });
       ax.line(cols, lam, { color: c.sin, width: 2 });
       if (d <= 64) ax.dots(cols, lam, { color: c.sin, r: 2.5 });
       const [comma, colon] = sep(t);
       return {
         title: `${t.title}${colon}d_model=${d}${comma}base=${formatValue(base)} ` +
           `(${t.slowPairs.replace("{slow}", slow).replace("{total}", lam.length).replace("{length}", seq)})`,
-        legend: [[c.sin, [], t.wavelength], [c.accent, [6, 4], `${t.seqLength} ${seq}`]],
+        legend: [[c.sin, [], t.wavelength], [c.accent, [6, 4], `${t.seqLength} ${seq}`],
+          [c.grey, [2, 3], `2π (${t.pair} 0)`]],
         pick(px, py) {
           if (!ax.inside(px, py)) return null;
           const i = Math.min(lam.length - 1, Math.max(0, Math.round(ax.dataX(px) / 2)));
@@ -555,7 +547,7 @@ const FIGURES = {
       colorbar(ctx, th, box, viridis, [[0, fixed(low, 1)], [1, "0"]], t.bias);
       const [comma, colon] = sep(t);
       return {
-        title: `${t.heads}=${n}${comma}${t.head} ${head}${colon}${t.slope} m = ${slopeLabel(slope)} = ` +
+        title: `${t.heads}=${n}${comma}${t.head} ${head}${colon}${t.slope} = ${slopeLabel(slope)} = ` +
           `${formatValue(slope)}${comma}${t.length}=${L}`,
         pick(px, py) {
           if (!ax.inside(px, py)) return null;
@@ -586,6 +578,7 @@ function slider(spec, value, words, onChange, uid) {
   label.textContent = words.controls[spec.name] || spec.name;
   const input = document.createElement("input");
   input.type = "range";
+  input.className = "posenc-live-input";
   input.id = `posenc-live-${uid}-${spec.name}`;
   input.name = spec.name;
   label.htmlFor = input.id;
