@@ -207,3 +207,34 @@ def test_every_live_figure_has_its_words_in_chinese():
         # a {name} slot is a number in the figure
         assert [t for t in texts if leftover_english(re.sub(r"\{\w+\}", "1", t))] == [], key
         assert "{slow}" in figure_words(LIVE["wavelengths"], "zh")["slowPairs"]
+
+
+CLASSIC_DRIVER = """
+const { readFileSync } = require("node:fs");
+globalThis.window = globalThis;
+require(process.argv[2]);
+const cases = JSON.parse(readFileSync(0, "utf-8"));
+const finite = (a) => Array.from(a, (x) => (Number.isFinite(x) ? x : String(x)));
+const out = cases.map(([name, args]) => finite(window.posencLive[name](...args)));
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+@needs_node
+def test_the_classic_script_for_file_pages_is_the_same_code(tmp_path):
+    """The site's fallback for a page read from file:// (posenc_site.pages.classic_script):
+    every export, and the same numbers."""
+    from posenc_site.pages import classic_script
+
+    script = tmp_path / "classic.js"
+    script.write_text(classic_script(module_source()), encoding="utf-8")
+    driver = tmp_path / "driver.cjs"
+    driver.write_text(CLASSIC_DRIVER, encoding="utf-8")
+    cases = _cases(points=5)
+    done = subprocess.run([NODE, str(driver), str(script)], check=True, capture_output=True,
+                          text=True, timeout=120,
+                          input=json.dumps([[name, args] for name, args, _ in cases]))
+    assert json.loads(done.stdout) == _run(module_source(), cases, tmp_path)
+    exports = set(re.findall(r"^export (?:function|const) (\w+)", module_source(), re.M))
+    assert exports >= {"render", "KINDS"} and all(
+        f" {name}" in script.read_text().rsplit("window.posencLive", 1)[1] for name in exports)

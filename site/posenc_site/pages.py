@@ -358,16 +358,31 @@ def _remove_stale_frames(used: dict[Path, set[str]]) -> None:
                 stale.unlink()
 
 
+def classic_script(module: str) -> str:
+    """The ES module ``module`` as a classic script that sets ``window.posencLive`` to its
+    exports: a page opened from a ``file://`` URL may not import a module (the browser refuses
+    a module from the origin ``null``), but it runs a classic script. The same code: only the
+    ``export`` keywords go."""
+    names = re.findall(r"^export (?:async )?(?:function\*?|const|let|class) (\w+)", module, re.M)
+    body = re.sub(r"^export default .*$", "", module, flags=re.M)
+    body = re.sub(r"^export ", "", body, flags=re.M)
+    return (f"/* {LIVE_MODULE} as a classic script (site/posenc_site/pages.py) */\n"
+            f"(function () {{\n{body}\nwindow.posencLive = {{ {', '.join(names)} }};\n}})();\n")
+
+
 def _copy_live_module(static: Path) -> None:
     """The live figures' ES module into the site's ``_static/`` (``posenc-widgets.js`` imports
-    it from there): the same file Jupyter runs, from the installed package."""
+    it from there): the same file Jupyter runs, from the installed package; beside it, the
+    same code as a classic script (:func:`classic_script`) for a page read from ``file://``."""
     from importlib import resources
 
-    source = resources.files("posenc.course").joinpath("static", LIVE_MODULE).read_bytes()
-    target = static / LIVE_MODULE
-    if not target.exists() or target.read_bytes() != source:
-        static.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(source)
+    source = resources.files("posenc.course").joinpath("static", LIVE_MODULE).read_text("utf-8")
+    classic = LIVE_MODULE.replace(".js", ".classic.js")
+    for name, text in ((LIVE_MODULE, source), (classic, classic_script(source))):
+        target = static / name
+        if not target.exists() or target.read_text("utf-8") != text:
+            static.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
 
 
 def _translate_static_figures(images: Path, figures, lang: str) -> None:

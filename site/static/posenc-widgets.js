@@ -115,13 +115,30 @@
       save_changes: function () {},
       send: function () {}
     };
-    import(new URL(s.module, HERE).href).then(function (mod) {
+    liveModule(s.module).then(function (mod) {
       var render = mod.render || (mod.default && mod.default.render);
       render({ model: model, el: div });
     }).catch(function () {
       div.appendChild(note(say("liveFailed")));
     });
     return div;
+  }
+
+  /* The module, imported; where the page cannot import one (read from file://, whose origin
+   * is null), the same code as the classic script the build writes beside it. Loaded once. */
+  var liveLoads = {};
+  function liveModule(name) {
+    if (liveLoads[name]) return liveLoads[name];
+    liveLoads[name] = import(new URL(name, HERE).href).catch(function () {
+      return new Promise(function (resolve, reject) {
+        var tag = document.createElement("script");
+        tag.src = new URL(name.replace(/\.js$/, ".classic.js"), HERE).href;
+        tag.onload = function () { if (window.posencLive) resolve(window.posencLive); else reject(); };
+        tag.onerror = reject;
+        document.head.appendChild(tag);
+      });
+    });
+    return liveLoads[name];
   }
 
   function slider(store, id, s) {

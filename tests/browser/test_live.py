@@ -158,3 +158,22 @@ def test_the_slopes_readout_is_the_official_slope_of_the_head_touched(browser, b
         assert np.isclose(_number(text), slopes[head - 1], rtol=1e-3), (text, slopes)
     finally:
         ctx.close()
+
+
+def test_a_page_read_from_a_file_draws_its_live_figures(browser):
+    """Opened as file:// (the README's first way to read the built site), where a page may not
+    import a module: the classic copy of the same code draws the figures."""
+    from posenc_site.sitecheck import SITE
+
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto((SITE / "book" / "06_alibi.html").as_uri(), wait_until="load")
+        page.wait_for_function(
+            "document.querySelectorAll('.posenc-live canvas[role=img]').length === 2",
+            timeout=15000)
+        assert page.locator(".posenc-widget-note").count() == 0 and errors == []
+    finally:
+        ctx.close()

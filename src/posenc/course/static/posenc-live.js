@@ -341,8 +341,9 @@ class Axes {
   /* A [rows, cols] grid of colours (rgba per cell), drawn crisp where a cell is at least
    * 3 px wide, else smoothed (never subsampled: that would draw stripes not in the data). */
   image(rows, cols, colorOf) {
-    const src = document.createElement("canvas");
-    src.width = cols; src.height = rows;
+    // one scratch canvas for every figure: a redraw allocates no canvas
+    const src = scratch || (scratch = document.createElement("canvas"));
+    if (src.width !== cols || src.height !== rows) { src.width = cols; src.height = rows; }
     const c = src.getContext("2d");
     const img = c.createImageData(cols, rows);
     for (let r = 0; r < rows; r++) {
@@ -360,6 +361,7 @@ class Axes {
   }
 }
 
+let scratch = null;
 const linear = (lo, hi) => ({ lo, hi, map: (v) => v, unmap: (v) => v });
 const log10 = (lo, hi) => ({ lo, hi, map: Math.log10, unmap: (v) => Math.pow(10, v) });
 
