@@ -75,6 +75,13 @@ def _cases(seed: int = 0, points: int = 40):
              rope_scaling_frequencies("linear", even, base=base, factor=factor)[0]),
             ("ntkFrequencies", [even, base, factor],
              rope_scaling_frequencies("ntk", even, base=base, factor=factor)[0]),
+            ("dynamicFrequencies", [even, base, factor, length0, factor * length0],
+             rope_scaling_frequencies("dynamic", even, base=base, factor=factor,
+                                      original_max_position_embeddings=length0,
+                                      seq_len=factor * length0)[0]),
+            ("llama3Frequencies", [even, base, factor, length0],
+             rope_scaling_frequencies("llama3", even, base=base, factor=factor,
+                                      original_max_position_embeddings=length0)[0]),
             ("yarnFrequencies", [even, base, factor, length0],
              rope_scaling_frequencies("yarn", even, base=base, factor=factor,
                                       original_max_position_embeddings=length0)[0]),
@@ -134,6 +141,8 @@ BROKEN = {
     "NTK's exponent": ("Math.pow(factor, headDim / (headDim - 2))",
                        "Math.pow(factor, headDim / headDim)"),
     "YaRN's ramp": ("Math.ceil(correctionDim(betaSlow", "Math.floor(correctionDim(betaSlow"),
+    "Llama 3.1's blend": ("(1 - smooth) * (t / factor) + smooth * t",
+                          "smooth * (t / factor) + (1 - smooth) * t"),
 }
 
 
@@ -203,7 +212,7 @@ def test_every_live_figure_has_its_words_in_chinese():
 
     for key, spec in LIVE.items():
         words = figure_words(spec, "zh")
-        texts = [v for k, v in words.items() if k != "controls"] + list(words["controls"].values())
+        texts = [t for v in words.values() for t in (v.values() if isinstance(v, dict) else [v])]
         # a {name} slot is a number in the figure
         assert [t for t in texts if leftover_english(re.sub(r"\{\w+\}", "1", t))] == [], key
         assert "{slow}" in figure_words(LIVE["wavelengths"], "zh")["slowPairs"]

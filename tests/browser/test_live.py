@@ -12,9 +12,11 @@ import pytest
 from posenc.alibi import alibi_slopes
 from posenc.sinusoidal import sinusoidal_encoding
 
-LIVE_PAGES = ["book/02_sinusoidal.html", "zh/book/02_sinusoidal.html",
-              "book/06_alibi.html", "zh/book/06_alibi.html"]
-KINDS = {"02_sinusoidal": 3, "06_alibi": 2}  # live figures per chapter
+LIVE_PAGES = [f"{edition}book/{chapter}.html" for chapter in
+              ("02_sinusoidal", "04_rope", "05_rope_scaling", "06_alibi")
+              for edition in ("", "zh/")]
+# live figures per chapter
+KINDS = {"02_sinusoidal": 3, "04_rope": 1, "05_rope_scaling": 1, "06_alibi": 2}
 REDRAW_BUDGET_MS = 16  # one frame at 60 Hz
 
 # Moves slider `index` of live figure `figure` to a few positions with `input` events, timing

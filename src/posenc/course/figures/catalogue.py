@@ -1,8 +1,9 @@
 """Every slider figure of the course, in one catalogue: what each chapter shows and what the
 figure tests check.
 
-The figures a reader's browser computes from their formulas (chapter 2's, chapter 6's) are
-in :data:`posenc.course.figures.live.LIVE` instead.
+The figures a reader's browser computes from their formulas (chapter 2's and 6's, chapter 4's
+RoPE angles, chapter 5's frequency ratios) are in :data:`posenc.course.figures.live.LIVE`
+instead.
 
 A chapter shows its figure with ``SLIDERS[key].show(...)``, passing the data it computed
 (``SLIDERS["fire_fit"].show(fits=fits)``); the legibility and clipping tests draw every
@@ -103,19 +104,9 @@ SLIDERS: dict[str, SliderFigure] = {
     "rope_pair": SliderFigure(
         "04_rope", rope_alibi.draw_rope_pair, {"position": list(range(12))},
         "RoPE on one pair", initial={"position": 3}),
-    "rope_angles": SliderFigure(
-        "04_rope", rope_alibi.draw_rope_angles,
-        {"base": log_steps(100, 1e6, per_decade=2), "head_dim": [16, 64, 128, 1024],
-         "position": [1, 1024, 32768]},
-        "RoPE angles", initial={"base": 10000.0, "head_dim": 128, "position": 1024}),
     "rope_decay": SliderFigure(
         "04_rope", rope_alibi.draw_rope_decay, {"base": _BASES},
         "RoFormer's bound", initial={"base": 10000.0}),
-    "frequency_ratios": SliderFigure(
-        "05_rope_scaling", scaling.draw_frequency_ratios,
-        {"factor": [2, 4, 8, 16, 32], "base": [1e4, 5e5, 1e6]},
-        "Frequency ratio per pair", initial={"factor": 8, "base": 1e4},
-        labels={"factor": "scale factor s"}),
     "turns_at_position": SliderFigure(
         "05_rope_scaling", scaling.draw_turns_at_position,
         {"position": [4096, 8192, 16384, 32768, 65536], "factor": [4, 8, 16]},

@@ -94,7 +94,7 @@ class LiveSpec:
     chapter: str
     kind: str
     controls: tuple[Control, ...]
-    words: dict[str, str] = field(default_factory=dict)
+    words: dict[str, str | dict[str, str]] = field(default_factory=dict)
 
     def show(self, **values) -> LiveFigure:
         """The figure's widget, at the controls' initial values or ``values``."""
@@ -130,6 +130,20 @@ LIVE: dict[str, LiveSpec] = {
         "xlabel": "key j", "ylabel": "query i", "heads": "heads", "head": "head",
         "slope": "slope m", "length": "length", "query": "query", "key": "key", "bias": "bias",
         "masked": "masked"}),
+    "rope_angles": LiveSpec("04_rope", "rope_angles", (
+        Control("base", 100.0, 1e6, 10000.0, scale="log", snap="sig3"),
+        Control("head_dim", 4, 1024, 128, scale="log", snap="even"),
+        Control("position", 1, 131072, 1024, scale="log")), {
+        "title": "RoPE angles", "xlabel": "pair i", "ylabel": "angle mod 2π (rad)",
+        "pair": "pair", "turned": "≥ 1 full turn ({n} pairs)",
+        "still": "< 1 turn: the angle is m·θᵢ itself ({n} pairs)", "turns": "{n} turns"}),
+    "frequency_ratios": LiveSpec("05_rope_scaling", "frequency_ratios", (
+        Control("factor", 1.25, 64.0, 8.0, scale="log", snap="sig3", label="scale factor s"),
+        Control("base", 1000.0, 1e7, 10000.0, scale="log", snap="sig3")), {
+        "title": "New frequency ÷ default", "xlabel": "pair index i (fast → slow)",
+        "pair": "pair", "cut": "wavelength = L0",
+        "methods": {"linear": "linear", "ntk": "ntk", "dynamic": "dynamic (at L = s·L0)",
+                    "yarn": "yarn", "llama3": "llama3"}}),
 }
 
 _SLOT = re.compile(r"\{(\w+)\}")
@@ -149,7 +163,8 @@ def _translated(text: str, lang: str) -> str:
 def figure_words(spec: LiveSpec, lang: str) -> dict:
     """Every string ``spec``'s figure shows, in ``lang``: its words, the hint and each
     slider's label (``base``, ``d_model`` stay Latin)."""
-    words = {key: _translated(text, lang) for key, text in {**spec.words, **COMMON_WORDS}.items()}
+    words = {key: {k: _translated(t, lang) for k, t in text.items()} if isinstance(text, dict)
+             else _translated(text, lang) for key, text in {**spec.words, **COMMON_WORDS}.items()}
     words["controls"] = {c.name: translate(c.label or c.name, lang) for c in spec.controls}
     return words
 

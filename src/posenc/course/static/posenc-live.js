@@ -148,6 +148,25 @@ export function yarnFrequencies(headDim, base, factor, length0, betaFast = 32, b
   });
 }
 
+/** Dynamic NTK at length seqLen: the NTK ladder with the effective factor
+ * s L / L0 - (s - 1), L = max(seqLen, L0) (posenc.scaling "dynamic"). */
+export function dynamicFrequencies(headDim, base, factor, length0, seqLen) {
+  const length = Math.max(seqLen, length0);
+  return ntkFrequencies(headDim, base, (factor * length) / length0 - (factor - 1));
+}
+
+/** Llama 3.1: unchanged below wavelength L0/high, divided by s above L0/low, blended in
+ * between (posenc.scaling "llama3"). */
+export function llama3Frequencies(headDim, base, factor, length0, low = 1, high = 4) {
+  return ropeFrequencies(headDim, base).map((t) => {
+    const wavelength = (2 * Math.PI) / t;
+    if (wavelength < length0 / high) return t;
+    if (wavelength > length0 / low) return t / factor;
+    const smooth = (length0 / wavelength - low) / (high - low);
+    return (1 - smooth) * (t / factor) + smooth * t;
+  });
+}
+
 /* ---------------------------------------------------------------- colours ------------- */
 
 function labToSrgb(L, a, b) {
@@ -192,9 +211,12 @@ function diverging(v) {
 /* Method colours (posenc.catalogue), and a lighter twin of each for the dark theme. */
 const PALETTE = {
   light: { sin: "#0072B2", alibi: "#009E73", rope: "#D55E00", accent: "#E69F00",
-    pi: "#CC79A7", ntk: "#0072B2", yarn: "#D55E00", grey: "#767676", masked: "#d9d9d9" },
+    grey: "#767676", masked: "#d9d9d9", unturned: "#0072B2",
+    // the scaling methods (posenc.course.figures.scaling.SCALING_COLORS)
+    linear: "#0072B2", ntk: "#E69F00", dynamic: "#56B4E9", yarn: "#009E73", llama3: "#D55E00" },
   dark: { sin: "#56B4E9", alibi: "#3fd0a4", rope: "#ff8c42", accent: "#F0C24B",
-    pi: "#e3a3c8", ntk: "#56B4E9", yarn: "#ff8c42", grey: "#a0a0a0", masked: "#4a4a4a" },
+    grey: "#a0a0a0", masked: "#4a4a4a", unturned: "#56B4E9",
+    linear: "#6cb8f0", ntk: "#F0C24B", dynamic: "#9fd8f5", yarn: "#3fd0a4", llama3: "#ff8c42" },
 };
 
 function theme(el) {
@@ -558,6 +580,85 @@ const FIGURES = {
           const b = bias[i * L + j];
           return { text: `${t.query} i = ${i}${comma}${t.key} j = ${j}${colon}` +
             (Number.isFinite(b) ? `${t.bias} ${formatValue(b)}` : `−∞ (${t.masked})`), at: [ax.px(j), ax.py(i)] };
+        },
+      };
+    },
+  },
+
+  rope_angles: {
+    height: (w) => Math.min(Math.max(w * 0.45, 250), 340),
+    draw(ctx, size, v, t, th) {
+      const { base, head_dim: d, position: m } = v;
+      const angles = ropeAngles(m, d, base);
+      const pairs = angles.length, turn = 2 * Math.PI;
+      const box = margins(size, th);
+      const ax = new Axes(ctx, box, linear(-0.5, pairs - 0.5), linear(-0.2, turn + 0.2), th);
+      ax.frame({ xticks: niceTicks(0, pairs - 1, Math.max(2, Math.floor(box.width / 70)))
+        .filter(Number.isInteger).map((x) => [x, String(x)]),
+        yticks: [[0, "0"], [Math.PI / 2, "π/2"], [Math.PI, "π"], [1.5 * Math.PI, "3π/2"], [turn, "2π"]],
+        xlabel: t.xlabel, ylabel: t.ylabel });
+      const c = th.colors, turned = [], still = [];
+      angles.forEach((a, i) => (a >= turn ? turned : still).push(i));
+      const r = pairs > 128 ? 1.5 : 3;
+      ax.dots(turned, turned.map((i) => angles[i] % turn), { color: c.rope, r });
+      ax.dots(still, still.map((i) => angles[i]), { color: c.unturned, r });
+      const [comma, colon] = sep(t);
+      return {
+        title: `${t.title}${colon}base=${formatValue(base)}${comma}head_dim=${d}${comma}position=${m}`,
+        legend: [[c.rope, null, t.turned.replace("{n}", turned.length)],
+          [c.unturned, null, t.still.replace("{n}", still.length)]],
+        pick(px, py) {
+          if (!ax.inside(px, py)) return null;
+          const i = Math.min(pairs - 1, Math.max(0, Math.round(ax.dataX(px))));
+          const a = angles[i];
+          return { text: `${t.pair} ${i}${colon}m·θᵢ = ${formatValue(a)} rad` +
+            `${comma}${t.turns.replace("{n}", formatValue(a / turn))}${comma}mod 2π = ${fixed(a % turn, 3)}`,
+          at: [ax.px(i), ax.py(a % turn)] };
+        },
+      };
+    },
+  },
+
+  frequency_ratios: {
+    height: (w) => Math.min(Math.max(w * 0.5, 270), 360),
+    draw(ctx, size, v, t, th) {
+      const { factor: s, base } = v, d = 128, L0 = 4096;
+      const theta = ropeFrequencies(d, base);
+      const table = {
+        linear: piFrequencies(d, base, s), ntk: ntkFrequencies(d, base, s),
+        dynamic: dynamicFrequencies(d, base, s, L0, s * L0), yarn: yarnFrequencies(d, base, s, L0),
+        llama3: llama3Frequencies(d, base, s, L0),
+      };
+      const ratios = {};
+      let lowest = 1;
+      for (const [k, f] of Object.entries(table)) {
+        ratios[k] = f.map((x, i) => x / theta[i]);
+        lowest = Math.min(lowest, ...ratios[k]);
+      }
+      const pairs = Array.from(theta, (_, i) => i);
+      const box = margins(size, th);
+      const ax = new Axes(ctx, box, linear(-1, pairs.length), log10(0.6 * lowest, 1.7), th);
+      const ticks = [[1, "1"], [1 / s, `1/${formatValue(s)}`]];
+      if (lowest < 0.8 / s) ticks.push([lowest, `1/${Math.round(1 / lowest)}`]);
+      ax.frame({ xticks: niceTicks(0, pairs.length - 1, Math.max(2, Math.floor(box.width / 70)))
+        .map((x) => [x, String(x)]), yticks: ticks, xlabel: t.xlabel, ylabel: "θ′ᵢ / θᵢ" });
+      const c = th.colors;
+      ax.hline(1 / s, { color: c.grey, width: 1, dash: [2, 3] });
+      const cut = (d * Math.log(L0 / (2 * Math.PI))) / (2 * Math.log(base));
+      if (cut >= 0 && cut <= pairs.length - 1) ax.vline(cut, { color: c.grey, width: 1, dash: [2, 3] });
+      const dashes = { linear: [], ntk: [], dynamic: [2, 2], yarn: [], llama3: [8, 3, 2, 3] };
+      for (const k of Object.keys(table)) ax.line(pairs, ratios[k], { color: c[k], width: 2, dash: dashes[k] });
+      const [comma, colon] = sep(t);
+      const legend = Object.keys(table).map((k) => [c[k], dashes[k], t.methods[k]]);
+      if (cut >= 0 && cut <= pairs.length - 1) legend.push([c.grey, [2, 3], t.cut]);
+      return {
+        title: `${t.title}${colon}s=${formatValue(s)}${comma}base=${formatValue(base)}${comma}L0=${L0}`,
+        legend,
+        pick(px, py) {
+          if (!ax.inside(px, py)) return null;
+          const i = Math.min(pairs.length - 1, Math.max(0, Math.round(ax.dataX(px))));
+          const parts = Object.keys(table).map((k) => `${t.methods[k]} ${formatValue(ratios[k][i])}`);
+          return { text: `${t.pair} ${i}${colon}${parts.join(comma)}`, at: [ax.px(i), ax.py(ratios.yarn[i])] };
         },
       };
     },
