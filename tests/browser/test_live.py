@@ -8,6 +8,7 @@ import statistics
 
 import numpy as np
 import pytest
+from posenc_site.sitecheck import JS_WIDGETS_SETTLED
 
 from posenc.alibi import alibi_slopes
 from posenc.sinusoidal import sinusoidal_encoding
@@ -74,6 +75,7 @@ def test_live_figures_redraw_fast_with_no_request_and_no_kernel(browser, base_ur
         for figure in range(KINDS[_chapter(path)]):
             root = page.locator(".posenc-live").nth(figure)
             root.scroll_into_view_if_needed()
+            _quiet(page, requests)
             for index in range(root.locator("input[type=range]").count()):
                 before = len(requests)
                 moves = page.evaluate(JS_MOVE, [figure, index, [0, 1000, 137, 871, 500, 420]])
@@ -87,6 +89,19 @@ def test_live_figures_redraw_fast_with_no_request_and_no_kernel(browser, base_ur
         assert median <= REDRAW_BUDGET_MS, timings
     finally:
         ctx.close()
+
+
+def _quiet(page, requests, ms=600):
+    """Wait until the frame figures near the viewport have prefetched what they want
+    (posenc-widgets.js: its IntersectionObserver reports a scroll a little later) and no request
+    has started for ``ms``: what is asked for after that, the live figure asked for."""
+    for _ in range(40):
+        page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+        count = len(requests)
+        page.wait_for_timeout(ms)
+        if len(requests) == count:
+            return
+    raise AssertionError("the page never stopped requesting")
 
 
 def _readout(page, figure):
