@@ -247,3 +247,18 @@ def test_the_classic_script_for_file_pages_is_the_same_code(tmp_path):
     exports = set(re.findall(r"^export (?:function|const) (\w+)", module_source(), re.M))
     assert exports >= {"render", "KINDS"} and all(
         f" {name}" in script.read_text().rsplit("window.posencLive", 1)[1] for name in exports)
+
+
+@needs_node
+def test_a_key_steps_to_the_next_value_a_control_takes(tmp_path):
+    module = tmp_path / "m.mjs"
+    module.write_text(module_source(), encoding="utf-8")
+    cases = [[10000, -1, "sig3"], [9990, 1, "sig3"], [10000, 1, "sig3"], [1e6, -1, "sig3"],
+             [31600, 1, "sig3"], [100, -1, "sig3"], [64, 1, "even"], [64, -1, "even"],
+             [7, 1, "int"]]
+    done = subprocess.run([NODE, "--input-type=module", "-e",
+                           f"const m = await import({json.dumps(module.as_uri())});"
+                           f"const c = {json.dumps(cases)};"
+                           "process.stdout.write(JSON.stringify(c.map(a => m.neighbour(...a))));"],
+                          check=True, capture_output=True, text=True, timeout=60)
+    assert json.loads(done.stdout) == [9990, 10000, 10100, 999000, 31700, 99.9, 66, 62, 8]

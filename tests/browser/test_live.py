@@ -194,3 +194,30 @@ def test_a_page_read_from_a_file_draws_its_live_figures(browser):
         assert page.locator(".posenc-widget-note").count() == 0 and errors == []
     finally:
         ctx.close()
+
+
+def test_the_sliders_work_from_the_keyboard(browser, base_url):
+    """Arrow keys step to the next value the control takes (the next even d_model, the next
+    three-digit base), PageUp a twentieth of the track, Home and End to the ends; each is
+    announced."""
+    ctx, page, _, _ = _open(browser, base_url, "book/02_sinusoidal.html")
+    try:
+        root = page.locator(".posenc-live").first
+        d_model, base = (root.locator("input[type=range]").nth(i) for i in (0, 1))
+        shown = [root.locator(".posenc-slider output").nth(i) for i in (0, 1)]
+        assert root.locator("label").nth(0).inner_text() == "d_model"
+        d_model.focus()
+        for key, want in [("ArrowRight", "66"), ("ArrowLeft", "64"), ("ArrowDown", "62"),
+                          ("PageUp", "84"), ("End", "1024"), ("Home", "2")]:
+            page.keyboard.press(key)
+            assert shown[0].inner_text() == want, key
+            assert d_model.get_attribute("aria-valuetext") == f"d_model {want}"
+            assert "d_model=" + want in root.locator(".posenc-live-title").inner_text()
+        base.focus()
+        page.keyboard.press("ArrowRight")
+        assert shown[1].inner_text() == "10100"
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowLeft")
+        assert shown[1].inner_text() == "9990"
+    finally:
+        ctx.close()

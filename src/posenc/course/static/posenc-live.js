@@ -256,6 +256,20 @@ export function snap(value, kind) {
   return value;
 }
 
+/** The next value after x (dir +1) or before it (-1) that a control snapped to `kind` takes:
+ * x +- 1, x +- 2, or the next three-digit number (10000 -> 10100 up, 9990 down). */
+export function neighbour(x, dir, kind) {
+  if (kind === "int") return x + dir;
+  if (kind === "even") return x + 2 * dir;
+  if (kind === "sig3") {
+    const e = Math.floor(Math.log10(x) + 1e-12);
+    const unit = Math.pow(10, e - 2);
+    const step = dir < 0 && Math.abs(x - Math.pow(10, e)) < unit / 1e6 ? unit / 10 : unit;
+    return snap(x + dir * step, "sig3");
+  }
+  return x * Math.pow(1.001, dir);
+}
+
 /* ---------------------------------------------------------------- axes ---------------- */
 
 function niceTicks(lo, hi, count) {
@@ -709,24 +723,17 @@ function slider(spec, value, words, onChange, uid) {
     onChange(spec.name, x);
   }
   input.addEventListener("input", () => choose(fromPos(Number(input.value))));
+  // the arrow keys: the next value the control takes; PageUp/PageDown: a twentieth of the
+  // track; Home/End: the ends
   input.addEventListener("keydown", (e) => {
-    const dir = { ArrowRight: 1, ArrowUp: 1, PageUp: 10, ArrowLeft: -1, ArrowDown: -1, PageDown: -10 }[e.key];
+    const arrow = { ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1 }[e.key];
+    const page = { PageUp: 1, PageDown: -1 }[e.key];
     if (e.key === "Home" || e.key === "End") { e.preventDefault(); choose(e.key === "Home" ? lo : hi); return; }
-    if (!dir) return;
+    if (arrow) { e.preventDefault(); choose(neighbour(current, arrow, spec.snap)); return; }
+    if (!page) return;
     e.preventDefault();
-    let x = current;
-    for (let k = 0; k < Math.abs(dir); k++) {
-      let next = x, step = 0;
-      // the smallest step along the track that gives a different snapped value
-      while (next === x && step < 2000) {
-        step += 1;
-        const y = log ? x * Math.pow(hi / lo, (Math.sign(dir) * step) / (STEPS * 4)) : x + (Math.sign(dir) * step * (hi - lo)) / (STEPS * 4);
-        next = clamp(snap(y, spec.snap));
-        if (next === x && (y >= hi || y <= lo)) break;
-      }
-      x = next;
-    }
-    choose(x);
+    const next = fromPos(toPos(current) + (page * STEPS) / 20);
+    choose(snap(next, spec.snap) === current ? neighbour(current, page, spec.snap) : next);
   });
   wrap.append(label, input, out);
   show(value);
