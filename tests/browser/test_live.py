@@ -87,6 +87,8 @@ def test_live_figures_redraw_fast_with_no_request_and_no_kernel(browser, base_ur
         median, worst = statistics.median(timings), max(timings)
         print(f"{path}: redraw median {median:.2f} ms, max {worst:.2f} ms ({len(timings)} moves)")
         assert median <= REDRAW_BUDGET_MS, timings
+        # one slow move in a run can be the shared machine; three frames' worth is the figure
+        assert worst <= 3 * REDRAW_BUDGET_MS, timings
     finally:
         ctx.close()
 

@@ -207,6 +207,12 @@ function viridis(x) {
 function diverging(v) {
   return DIVERGING[Math.min(15, Math.max(0, Math.floor(((v + 1) / 2) * 16)))];
 }
+/** [r, g, b] as one opaque pixel of a Uint32Array over ImageData (little-endian RGBA). */
+function pack([r, g, b]) { return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0; }
+const DIVERGING_PACKED = DIVERGING.map(pack);
+function divergingPacked(v) {
+  return DIVERGING_PACKED[Math.min(15, Math.max(0, Math.floor(((v + 1) / 2) * 16)))];
+}
 
 /* Method colours (posenc.catalogue), and a lighter twin of each for the dark theme. */
 const PALETTE = {
@@ -374,21 +380,21 @@ class Axes {
     ctx.beginPath(); ctx.moveTo(this.px(v), box.top); ctx.lineTo(this.px(v), box.top + box.height); ctx.stroke();
     ctx.restore();
   }
-  /* A [rows, cols] grid of colours (rgba per cell), drawn crisp where a cell is at least
-   * 3 px wide, else smoothed (never subsampled: that would draw stripes not in the data). */
+  /* A [rows, cols] grid of colours (colorOf: one packed RGBA per cell, see pack()), drawn
+   * crisp where a cell is at least 3 px wide, else smoothed (never subsampled: that would
+   * draw stripes not in the data). */
   image(rows, cols, colorOf) {
-    // one scratch canvas for every figure: a redraw allocates no canvas
-    const src = scratch || (scratch = document.createElement("canvas"));
-    if (src.width !== cols || src.height !== rows) { src.width = cols; src.height = rows; }
+    // one scratch canvas and pixel buffer for every figure: a redraw allocates neither
+    if (!scratch) scratch = { canvas: document.createElement("canvas"), img: null };
+    const src = scratch.canvas;
+    if (src.width !== cols || src.height !== rows) { src.width = cols; src.height = rows; scratch.img = null; }
     const c = src.getContext("2d");
-    const img = c.createImageData(cols, rows);
-    for (let r = 0; r < rows; r++) {
-      for (let k = 0; k < cols; k++) {
-        const [R, G, B] = colorOf(r, k), o = 4 * (r * cols + k);
-        img.data[o] = R; img.data[o + 1] = G; img.data[o + 2] = B; img.data[o + 3] = 255;
-      }
+    if (!scratch.img) scratch.img = c.createImageData(cols, rows);
+    const px = new Uint32Array(scratch.img.data.buffer);
+    for (let r = 0, o = 0; r < rows; r++) {
+      for (let k = 0; k < cols; k++, o++) px[o] = colorOf(r, k);
     }
-    c.putImageData(img, 0, 0);
+    c.putImageData(scratch.img, 0, 0);
     const { ctx, box } = this;
     ctx.save();
     ctx.imageSmoothingEnabled = box.width / cols < 3;
@@ -444,7 +450,7 @@ const FIGURES = {
       const pe = sinusoidalEncoding(n, d, base);
       const box = margins(size, th, { colorbar: true });
       const ax = new Axes(ctx, box, linear(-0.5, d - 0.5), linear(n - 0.5, -0.5), th);
-      ax.image(n, d, (r, k) => diverging(pe[r * d + k]));
+      ax.image(n, d, (r, k) => divergingPacked(pe[r * d + k]));
       const xt = niceTicks(0, d - 1, Math.max(2, Math.floor(box.width / 70))).filter((x) => Number.isInteger(x));
       const yt = niceTicks(0, n - 1, 4);
       ax.frame({ xticks: xt.map((x) => [x, String(x)]), yticks: yt.map((y) => [y, String(y)]),
@@ -576,9 +582,10 @@ const FIGURES = {
       const box = { left: full.left, top: full.top, width: side, height: side };
       const ax = new Axes(ctx, box, linear(-0.5, L - 0.5), linear(L - 0.5, -0.5), th);
       const masked = th.colors.masked.match(/[0-9a-f]{2}/gi).map((h) => parseInt(h, 16));
+      const maskedPacked = pack(masked);
       ax.image(L, L, (i, j) => {
         const b = bias[i * L + j];
-        return Number.isFinite(b) ? viridis((b - low) / -low) : masked;
+        return Number.isFinite(b) ? pack(viridis((b - low) / -low)) : maskedPacked;
       });
       const ticks = niceTicks(0, L - 1, 4).filter(Number.isInteger).map((x) => [x, String(x)]);
       ax.frame({ xticks: ticks, yticks: ticks, xlabel: t.xlabel, ylabel: t.ylabel, grid: false });
