@@ -223,3 +223,36 @@ def test_the_sliders_work_from_the_keyboard(browser, base_url):
         assert shown[1].inner_text() == "9990"
     finally:
         ctx.close()
+
+
+# A page with one anywidget model the site does not render (another module) and one whose
+# kind posenc-live.js does not draw: each must be a short note, never a dead control.
+UNKNOWN_PAGE = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<script src="../_static/posenc-text.js"></script>
+<script src="../_static/posenc-widgets.js"></script></head><body>
+<script type="application/vnd.jupyter.widget-state+json">{"version_major": 2, "version_minor": 0,
+"state": {"a": {"model_name": "AnyModel", "state": {"module": "elsewhere.js", "kind": "x"}},
+          "b": {"model_name": "AnyModel", "state": {"module": "posenc-live.js", "kind": "nope",
+                "values": {}, "controls": [], "text": {"en": {}}}}}}</script>
+<script type="application/vnd.jupyter.widget-view+json">{"model_id": "a"}</script>
+<script type="application/vnd.jupyter.widget-view+json">{"model_id": "b"}</script>
+</body></html>"""
+
+
+def test_a_model_the_site_does_not_draw_is_a_note_not_a_dead_control(browser, base_url):
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.route("**/book/__unknown.html", lambda route: route.fulfill(
+        status=200, content_type="text/html", body=UNKNOWN_PAGE))
+    try:
+        page.goto(f"{base_url}/book/__unknown.html", wait_until="networkidle")
+        page.wait_for_function("document.querySelectorAll('.posenc-widget-note').length === 2",
+                               timeout=10000)
+        notes = page.locator(".posenc-widget-note").all_inner_texts()
+        assert "needs a live Jupyter kernel" in notes[0] and "nope" in notes[1], notes
+        assert page.locator("input, canvas").count() == 0
+        assert not any("elsewhere.js" in u for u in requests)  # only the site's own module
+    finally:
+        ctx.close()
