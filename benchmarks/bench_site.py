@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from posenc_site.sitecheck import (
+    FRAME_SLIDERS,
     JS_ARM_LATENCY,
     JS_FIGURE_PREFETCHED,
     JS_SLIDERS,
@@ -109,7 +110,7 @@ def page_weights_and_latency() -> dict:
                                                    arg=root.element_handle(), timeout=60000)
                             page.evaluate(JS_ARM_LATENCY, s["index"])
                             key = "ArrowLeft" if s["value"] == s["max"] else "ArrowRight"
-                            page.locator(".posenc-widget input[type=range]").nth(
+                            page.locator(FRAME_SLIDERS).nth(
                                 s["index"]).press(key)
                             latencies.append(page.evaluate("window.__posencLatency"))
                         entry["sliders"] = len(latencies)

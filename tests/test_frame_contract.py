@@ -61,7 +61,8 @@ def test_the_extension_uses_the_contract():
 def test_the_javascript_spells_every_name_the_same_way():
     strings = _js_strings()
     for name in (contract.STATE_MIME, contract.VIEW_MIME, contract.MODEL_PREFIX,
-                 *contract.MODELS, *contract.LINKED_TRAITS):
+                 *contract.MODELS, *contract.LINKED_TRAITS, contract.LIVE_MODEL,
+                 contract.LIVE_MODULE):
         assert name in strings, f"posenc-widgets.js does not name {name!r}"
     # the frame's class appears in a selector, its data-src as img.dataset.<name>
     assert any(re.search(rf"(^|[ .]){re.escape(contract.FRAME_CLASS)}\b", s) for s in strings)
@@ -69,7 +70,8 @@ def test_the_javascript_spells_every_name_the_same_way():
     assert f"dataset.{contract.FRAME_SRC_DATASET}" in JS
     # and it names no model the contract does not know
     models = {s for s in strings if re.fullmatch(r"[A-Z]\w*Model", s)}
-    assert models <= set(contract.MODELS) | {"HTMLMathModel", "LabelModel"}, models
+    assert models <= set(contract.MODELS) | {"HTMLMathModel", "LabelModel",
+                                             contract.LIVE_MODEL}, models
 
 
 def _ui_strings(lang: str) -> dict[str, str]:

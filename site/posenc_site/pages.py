@@ -12,6 +12,10 @@
   ``posenc-frames/`` beside the page; the ``<img>`` keeps only ``data-src``, and
   ``posenc-widgets.js`` fetches it on demand (and in idle time after load). A figure
   whose frames total at most :data:`INLINE_FIGURE_BYTES` stays inline.
+* Live figures (:mod:`posenc.course.figures.live`, anywidget models): the build copies their
+  ES module (``posenc-live.js``, package data of ``posenc.course``) into ``_static/``, where
+  ``posenc-widgets.js`` imports it; each model keeps only its edition's words and loses its
+  ``_esm`` copy of the module (the page never runs it).
 * Static figures (``_images/*.png``, saved at 2x by the notebooks' inline backend) are
   stored as 256-colour palette PNGs, about a third of the bytes, and load lazily
   (``loading="lazy"``): a page's first load fetches only the figures near the top.
@@ -36,6 +40,8 @@ from posenc.course.figures.frame_contract import (
     FRAME_CLASS,
     FRAME_SRC_ATTR,
     FRAMES_DIR,
+    LIVE_MODEL,
+    LIVE_MODULE,
     MODEL_PREFIX,
     STATE_MIME,
     VIEW_MIME,
@@ -137,6 +143,11 @@ def extract_frames(html: str, frames_dir: Path, inline_bytes: int = INLINE_FIGUR
                     fields["description"] = translate(fields["description"], lang, record=False)
                 fields["_options_labels"] = [translate(label, lang, record=False)
                                              for label in fields.get("_options_labels", [])]
+    for model in state.values():
+        fields = model.get("state", {})
+        if model.get("model_name") == LIVE_MODEL and isinstance(fields.get("text"), dict):
+            words = fields["text"]
+            fields["text"] = {lang: words[lang]} if lang in words else words
     for root in roots:
         frames = figure_frames(state, root)
         total = sum(len(state[mid]["state"]["value"]) * 3 // 4 for mid, _ in frames)
@@ -167,7 +178,8 @@ def _drop_unrendered(state: dict) -> None:
     for model in state.values():
         fields = model.get("state", {})
         for key in [k for k, v in fields.items() if v is None or k.startswith("_view_")
-                    or k in ("layout", "style", "_model_module", "_model_module_version")]:
+                    or k in ("layout", "style", "_model_module", "_model_module_version",
+                             "_esm", "_css", "_anywidget_id")]:
             del fields[key]
         for key in ("model_module", "model_module_version"):
             model.pop(key, None)
@@ -288,6 +300,7 @@ def _finish_pages(app, exception):
     figures = _static_figures(app)  # read once: alt texts and translated images
     used = _rewrite_pages(app, outdir, lang, _figure_alts(figures, lang))
     _remove_stale_frames(used)
+    _copy_live_module(outdir / "_static")
     _favicon_on_redirect(app, outdir)
     _translate_static_figures(outdir / "_images", figures, lang)
     _shrink_static_figures(outdir / "_images")
@@ -343,6 +356,33 @@ def _remove_stale_frames(used: dict[Path, set[str]]) -> None:
         for stale in folder.iterdir():
             if stale.name not in names:
                 stale.unlink()
+
+
+def classic_script(module: str) -> str:
+    """The ES module ``module`` as a classic script that sets ``window.posencLive`` to its
+    exports: a page opened from a ``file://`` URL may not import a module (the browser refuses
+    a module from the origin ``null``), but it runs a classic script. The same code: only the
+    ``export`` keywords go."""
+    names = re.findall(r"^export (?:async )?(?:function\*?|const|let|class) (\w+)", module, re.M)
+    body = re.sub(r"^export default .*$", "", module, flags=re.M)
+    body = re.sub(r"^export ", "", body, flags=re.M)
+    return (f"/* {LIVE_MODULE} as a classic script (site/posenc_site/pages.py) */\n"
+            f"(function () {{\n{body}\nwindow.posencLive = {{ {', '.join(names)} }};\n}})();\n")
+
+
+def _copy_live_module(static: Path) -> None:
+    """The live figures' ES module into the site's ``_static/`` (``posenc-widgets.js`` imports
+    it from there): the same file Jupyter runs, from the installed package; beside it, the
+    same code as a classic script (:func:`classic_script`) for a page read from ``file://``."""
+    from importlib import resources
+
+    source = resources.files("posenc.course").joinpath("static", LIVE_MODULE).read_text("utf-8")
+    classic = LIVE_MODULE.replace(".js", ".classic.js")
+    for name, text in ((LIVE_MODULE, source), (classic, classic_script(source))):
+        target = static / name
+        if not target.exists() or target.read_text("utf-8") != text:
+            static.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
 
 
 def _translate_static_figures(images: Path, figures, lang: str) -> None:

@@ -109,8 +109,11 @@ JS_VISIBLE_FRAME = """
 }
 """
 
+#: The sliders of the frame figures (a live figure's sliders, posenc-live.js, switch no frame).
+FRAME_SLIDERS = ".posenc-widget input[type=range]:not(.posenc-live-input)"
+
 JS_SLIDERS = """
-() => [...document.querySelectorAll('.posenc-widget input[type=range]')].map((s, i) => {
+() => [...document.querySelectorAll('FRAME_SLIDERS')].map((s, i) => {
   const wrap = s.closest('.posenc-slider');
   return {index: i, label: wrap.querySelector('label').textContent,
           readout: wrap.querySelector('output').textContent,
@@ -118,7 +121,7 @@ JS_SLIDERS = """
           widget: [...document.querySelectorAll('.posenc-widget')]
                     .indexOf(s.closest('.posenc-widget'))};
 })
-"""
+""".replace("FRAME_SLIDERS", FRAME_SLIDERS)
 
 # Resolves with ms from the keydown to the first animation frame at which the new
 # figure is in the DOM, visible and decoded.
@@ -158,7 +161,7 @@ JS_FRAME_CHANGED = """
 
 JS_ARM_LATENCY = """
 (index) => {
-  const input = document.querySelectorAll('.posenc-widget input[type=range]')[index];
+  const input = document.querySelectorAll('FRAME_SLIDERS')[index];
   const root = input.closest('.posenc-widget');
   const visible = () => [...root.querySelectorAll('.posenc-stack img')]
       .find(i => i.offsetParent !== null);
@@ -178,7 +181,7 @@ JS_ARM_LATENCY = """
     }, {once: true});
   });
 }
-"""
+""".replace("FRAME_SLIDERS", FRAME_SLIDERS)
 
 JS_MATH_STATE = """
 async () => {

@@ -18,7 +18,8 @@
       fullSize: "Figure, full size: ",
       closeFigure: "Close the full-size figure",
       missing: "missing widget {name}",
-      toggleHidden: "Toggle hidden content"
+      toggleHidden: "Toggle hidden content",
+      liveFailed: "This figure is drawn by a script of the site that did not load."
     },
     zh: {
       needsKernel: "这个输出（{name}）需要运行中的 Jupyter 内核。",
@@ -29,7 +30,8 @@
       fullSize: "原尺寸图：",
       closeFigure: "关闭原尺寸图",
       missing: "缺少组件 {name}",
-      toggleHidden: "显示或隐藏内容"
+      toggleHidden: "显示或隐藏内容",
+      liveFailed: "这张图由本站的脚本绘制，但脚本没有加载成功。"
     }
   };
   var LANG = /^zh/i.test(document.documentElement.lang || "") ? "zh" : "en";

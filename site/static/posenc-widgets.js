@@ -14,6 +14,11 @@
  * A model this file does not know is shown as a short note, never as a dead
  * control.
  *
+ * Live figures (posenc.course.figures.live.LiveFigure, an anywidget): the page imports
+ * the course's own ES module from _static/ (the build copies it there; the state's
+ * `_esm` string is never run) and calls its render({model, el}) with a small model over
+ * the embedded state. Only the module files in LIVE_MODULES are loaded.
+ *
  * Frames on demand: see the comment above load() below.
  */
 (function () {
@@ -24,6 +29,9 @@
   var STATE_TYPE = "application/vnd.jupyter.widget-state+json";
   var VIEW_TYPE = "application/vnd.jupyter.widget-view+json";
   var PREFIX = "IPY_MODEL_";
+  // the site's own ES modules, beside this script in _static/
+  var LIVE_MODULES = { "posenc-live.js": true };
+  var HERE = document.currentScript && document.currentScript.src;
 
   function ref(id) {
     return typeof id === "string" && id.indexOf(PREFIX) === 0 ? id.slice(PREFIX.length) : id;
@@ -80,6 +88,7 @@
       return box;
     }
     if (m.name === "SelectionSliderModel") return slider(store, id, s);
+    if (m.name === "AnyModel" && LIVE_MODULES[s.module] === true && HERE) return live(store, id, s);
     if (m.name === "StackModel") return stack(store, id, s, path, figure);
     if (m.name === "HTMLModel" || m.name === "HTMLMathModel" || m.name === "LabelModel") {
       var div = el("div", "posenc-html");
@@ -91,6 +100,45 @@
       return div;
     }
     return note(say("needsKernel", m.name));
+  }
+
+  /* A live figure: the module's render() with an anywidget-like model over the store. */
+  function live(store, id, s) {
+    var div = el("div", "posenc-live-host");
+    var model = {
+      get: function (key) { return store.get(id, key); },
+      set: function (key, value) { store.set(id, key, value); },
+      on: function (event, fn) {
+        if (event.indexOf("change:") === 0) store.on(id, event.slice(7), fn);
+      },
+      off: function () {},
+      save_changes: function () {},
+      send: function () {}
+    };
+    liveModule(s.module).then(function (mod) {
+      var render = mod.render || (mod.default && mod.default.render);
+      render({ model: model, el: div });
+    }).catch(function () {
+      div.appendChild(note(say("liveFailed")));
+    });
+    return div;
+  }
+
+  /* The module, imported; where the page cannot import one (read from file://, whose origin
+   * is null), the same code as the classic script the build writes beside it. Loaded once. */
+  var liveLoads = {};
+  function liveModule(name) {
+    if (liveLoads[name]) return liveLoads[name];
+    liveLoads[name] = import(new URL(name, HERE).href).catch(function () {
+      return new Promise(function (resolve, reject) {
+        var tag = document.createElement("script");
+        tag.src = new URL(name.replace(/\.js$/, ".classic.js"), HERE).href;
+        tag.onload = function () { if (window.posencLive) resolve(window.posencLive); else reject(); };
+        tag.onerror = reject;
+        document.head.appendChild(tag);
+      });
+    });
+    return liveLoads[name];
   }
 
   function slider(store, id, s) {

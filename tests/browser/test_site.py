@@ -11,6 +11,7 @@ import statistics
 import pytest
 import yaml
 from posenc_site.sitecheck import (
+    FRAME_SLIDERS,
     JS_ARM_LATENCY,
     JS_FIGURE_BACKGROUNDS,
     JS_FIGURE_PREFETCHED,
@@ -230,7 +231,7 @@ def test_every_slider_moves_its_figure_to_the_value_it_shows(reader):
         before = root.evaluate(JS_VISIBLE_FRAME)
         assert before and before["complete"] and before["width"] > 0
         key = "ArrowLeft" if s["value"] == s["max"] else "ArrowRight"
-        page.locator(".posenc-widget input[type=range]").nth(s["index"]).press(key)
+        page.locator(FRAME_SLIDERS).nth(s["index"]).press(key)
         # fetched on demand where the prefetch policy did not want it
         page.wait_for_function(JS_FRAME_CHANGED, arg=[root.element_handle(), before["alt"]],
                                timeout=15000)
@@ -328,7 +329,7 @@ def test_slider_response_is_fast(visit, page_path):
             now = v.page.evaluate(JS_SLIDERS)[s["index"]]
             v.page.evaluate(JS_ARM_LATENCY, s["index"])
             key = "ArrowLeft" if now["value"] == now["max"] else "ArrowRight"
-            v.page.locator(".posenc-widget input[type=range]").nth(s["index"]).press(key)
+            v.page.locator(FRAME_SLIDERS).nth(s["index"]).press(key)
             presses.append(v.page.evaluate("window.__posencLatency"))
         typical[f"{s['index']}:{s['label']}"] = statistics.median(presses)
     slow = {k: round(ms, 1) for k, ms in typical.items() if ms > SLIDER_BUDGET_MS}
@@ -370,7 +371,9 @@ def _luminance(css_rgb: str) -> float:
 
 # Frames on demand, accessibility, layout, self-check questions --------------------------
 
-ON_DEMAND_PAGE = "book/02_sinusoidal.html"
+# chapters 2, 4, 5 and 6 draw their sliders' figures live (posenc-live.js): the page with the
+# most frames left
+ON_DEMAND_PAGE = "book/15_reading_configs.html"
 
 
 def test_frames_are_files_fetched_after_load(visit):
@@ -378,7 +381,7 @@ def test_frames_are_files_fetched_after_load(visit):
     inline = html.count("data:image/webp;base64,") + html.count("data:image/png;base64,")
     on_demand = html.count('data-src=\\"posenc-frames/') + html.count('data-src="posenc-frames/')
     widgets = html.count("application/vnd.jupyter.widget-view+json")
-    assert on_demand > 100 and inline <= widgets, (inline, on_demand, widgets)
+    assert on_demand > 60 and inline <= widgets, (inline, on_demand, widgets)
     v = visit(ON_DEMAND_PAGE)
     early = v.page.evaluate("""() => {
         const load = performance.getEntriesByType('navigation')[0].loadEventStart;
@@ -456,7 +459,7 @@ def test_save_data_means_no_prefetch_but_frames_on_demand(browser, base_url):
     # a slider the reader moves still gets its frame
     root = page.locator(".posenc-widget").first
     before = root.evaluate(JS_VISIBLE_FRAME)
-    page.locator(".posenc-widget input[type=range]").first.press("ArrowRight")
+    page.locator(FRAME_SLIDERS).first.press("ArrowRight")
     page.wait_for_function(JS_FRAME_CHANGED, arg=[root.element_handle(), before["alt"]],
                            timeout=15000)
     assert len(frames) == 1
@@ -478,7 +481,7 @@ def test_slider_moved_before_its_frame_arrived_shows_loading_then_the_frame(brow
     page.wait_for_function("document.documentElement.dataset.posencWidgets")
     root = page.locator(".posenc-widget").first
     before = root.evaluate(JS_VISIBLE_FRAME)
-    page.locator(".posenc-widget input[type=range]").first.press("ArrowRight")
+    page.locator(FRAME_SLIDERS).first.press("ArrowRight")
     page.wait_for_function("el => el.dataset.loading", arg=root.element_handle(), timeout=5000)
     during = root.evaluate(JS_VISIBLE_FRAME)
     assert during["alt"] == before["alt"] and during["complete"] and during["width"] > 0
@@ -512,7 +515,7 @@ def test_a_frame_that_cannot_load_keeps_the_previous_one(browser, base_url):
     page.wait_for_function("document.documentElement.dataset.posencWidgets")
     root = page.locator(".posenc-widget").first
     before = root.evaluate(JS_VISIBLE_FRAME)
-    page.locator(".posenc-widget input[type=range]").first.press("ArrowRight")
+    page.locator(FRAME_SLIDERS).first.press("ArrowRight")
     page.wait_for_function("""(el) => !el.dataset.loading""", arg=root.element_handle(),
                            timeout=15000)
     after = root.evaluate(JS_VISIBLE_FRAME)
@@ -560,7 +563,7 @@ def test_phone_a_slider_moved_by_touch_changes_its_frame(phone):
     root = phone.locator(".posenc-widget").first
     root.scroll_into_view_if_needed()
     before = root.evaluate(JS_VISIBLE_FRAME)
-    slider = phone.locator(".posenc-widget input[type=range]").first
+    slider = phone.locator(FRAME_SLIDERS).first
     box = slider.bounding_box()
     value, top = int(slider.input_value()), int(slider.get_attribute("max"))
     target = 0 if value > top / 2 else top  # a tap at the far end of the track

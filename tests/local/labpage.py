@@ -33,11 +33,19 @@ async () => {
   return panel.sessionContext.session.kernel.status;
 }
 """
+# What the first slider figure shows: its frame, or a live figure's (posenc-live.js) title and
+# the number of times it has drawn
 JS_FIRST_SLIDER_FRAME = """
 () => {
-  const box = [...document.querySelectorAll('.jp-OutputArea-output .widget-vbox')]
-      .find(b => b.querySelector('.widget-slider'));
-  if (!box) return null;
+  const first = document.querySelector('.jp-OutputArea-output .posenc-live, '
+      + '.jp-OutputArea-output .widget-vbox .widget-slider');
+  if (!first) return null;
+  if (first.classList.contains('posenc-live')) {
+    const canvas = first.querySelector('canvas[role=img]');
+    return canvas && first.dataset.draws
+      ? 'live: ' + first.querySelector('.posenc-live-title').textContent : null;
+  }
+  const box = first.closest('.widget-vbox');
   const img = [...box.querySelectorAll('img')].find(i => i.offsetParent !== null);
   return img ? img.src.slice(-120) : null;
 }
@@ -81,10 +89,14 @@ class Opened:
         return json.loads(path.read_text())
 
     def move_first_slider(self):
-        """Press → on the first slider; waits until its figure changes."""
+        """Press → on the first slider (a frame figure's or a live figure's); waits until its
+        figure changes."""
         before = self.page.evaluate(JS_FIRST_SLIDER_FRAME)
         assert before, "no slider figure rendered"
-        handle = self.page.locator(".jp-OutputArea-output .widget-slider .noUi-handle").first
+        live = before.startswith("live: ")
+        handle = self.page.locator(".jp-OutputArea-output .posenc-live input[type=range]"
+                                   if live else ".jp-OutputArea-output .widget-slider "
+                                   ".noUi-handle").first
         handle.scroll_into_view_if_needed()
         handle.focus()
         self.page.keyboard.press("ArrowRight")

@@ -1,6 +1,10 @@
 """Every slider figure of the course, in one catalogue: what each chapter shows and what the
 figure tests check.
 
+The figures a reader's browser computes from their formulas (chapter 2's and 6's, chapter 4's
+RoPE angles, chapter 5's frequency ratios) are in :data:`posenc.course.figures.live.LIVE`
+instead.
+
 A chapter shows its figure with ``SLIDERS[key].show(...)``, passing the data it computed
 (``SLIDERS["fire_fit"].show(fits=fits)``); the legibility and clipping tests draw every
 entry at its sliders' longest labels, so a new slider figure is checked once it is here.
@@ -92,18 +96,6 @@ SLIDERS: dict[str, SliderFigure] = {
         "01_why_order", why_order.draw_word_change,
         {"method": "changes"},
         "Word change", initial={"method": "none"}, height=3.0, data=("changes",)),
-    "pe_heatmap": SliderFigure(
-        "02_sinusoidal", absolute.draw_pe_heatmap,
-        {"d_model": [16, 32, 64, 128, 256, 512, 1024], "base": _BASES},
-        "PE heatmap", initial={"d_model": 64, "base": 10000}, height=3.4),
-    "wavelengths": SliderFigure(
-        "02_sinusoidal", absolute.draw_wavelengths,
-        {"d_model": [16, 64, 256, 1024], "base": _BASES},
-        "Wavelengths", initial={"d_model": 64, "base": 10000}),
-    "dot_product": SliderFigure(
-        "02_sinusoidal", absolute.draw_dot_product,
-        {"d_model": [16, 64, 256, 1024], "base": _BASES},
-        "Dot product vs distance", initial={"d_model": 64, "base": 10000}),
     "stretched_table": SliderFigure(
         "03_learned", absolute.draw_stretched_columns,
         {"new_length": [64, 80, 96, 112, 128, 160, 192, 256]},
@@ -112,19 +104,9 @@ SLIDERS: dict[str, SliderFigure] = {
     "rope_pair": SliderFigure(
         "04_rope", rope_alibi.draw_rope_pair, {"position": list(range(12))},
         "RoPE on one pair", initial={"position": 3}),
-    "rope_angles": SliderFigure(
-        "04_rope", rope_alibi.draw_rope_angles,
-        {"base": log_steps(100, 1e6, per_decade=2), "head_dim": [16, 64, 128, 1024],
-         "position": [1, 1024, 32768]},
-        "RoPE angles", initial={"base": 10000.0, "head_dim": 128, "position": 1024}),
     "rope_decay": SliderFigure(
         "04_rope", rope_alibi.draw_rope_decay, {"base": _BASES},
         "RoFormer's bound", initial={"base": 10000.0}),
-    "frequency_ratios": SliderFigure(
-        "05_rope_scaling", scaling.draw_frequency_ratios,
-        {"factor": [2, 4, 8, 16, 32], "base": [1e4, 5e5, 1e6]},
-        "Frequency ratio per pair", initial={"factor": 8, "base": 1e4},
-        labels={"factor": "scale factor s"}),
     "turns_at_position": SliderFigure(
         "05_rope_scaling", scaling.draw_turns_at_position,
         {"position": [4096, 8192, 16384, 32768, 65536], "factor": [4, 8, 16]},
@@ -138,14 +120,6 @@ SLIDERS: dict[str, SliderFigure] = {
     "base_bound": SliderFigure(
         "05_rope_scaling", scaling.draw_base_bound, {"base": [1e4, 5e5, 1e6, 1e7]},
         "RoPE base lower bound", initial={"base": 5e5}, height=3.4),
-    "alibi_slopes": SliderFigure(
-        "06_alibi", rope_alibi.draw_alibi_slopes, {"num_heads": list(range(1, 17))},
-        "ALiBi slopes", initial={"num_heads": 12}, labels={"num_heads": "heads"}),
-    "alibi_bias": SliderFigure(
-        "06_alibi", rope_alibi.draw_alibi_bias,
-        {"num_heads": [8, 12, 16], "head": [1, 2, 4, 8], "length": [8, 16, 32, 64]},
-        "ALiBi bias", labels={"num_heads": "heads"},
-        initial={"num_heads": 8, "head": 1, "length": 8}, height=4.4),
     "t5_bucket_map": SliderFigure(
         "07_relative", relative.draw_t5_bucket_map,
         {"num_buckets": [8, 16, 32, 64], "max_distance": [32, 64, 128, 256, 512, 1024]},

@@ -13,7 +13,8 @@ checks that the JavaScript spells every one of them the same way.
 
 from __future__ import annotations
 
-__all__ = ["FRAME_CLASS", "FRAME_SRC_ATTR", "FRAME_SRC_DATASET", "FRAMES_DIR", "LINK_MODELS",
+__all__ = ["LIVE_MODEL", "LIVE_MODULE", "FRAME_CLASS", "FRAME_SRC_ATTR", "FRAME_SRC_DATASET",
+           "FRAMES_DIR", "LINK_MODELS",
            "MODEL_PREFIX", "MODELS", "STATE_MIME", "VIEW_MIME", "WIDGET_MODELS"]
 
 #: The class of a frame's ``<img>``.
@@ -36,3 +37,8 @@ WIDGET_MODELS = ("VBoxModel", "HBoxModel", "BoxModel", "SelectionSliderModel", "
 LINK_MODELS = ("LinkModel", "DirectionalLinkModel")
 LINKED_TRAITS = ("index", "selected_index")
 MODELS = WIDGET_MODELS + LINK_MODELS
+#: A live figure (:mod:`posenc.course.figures.live`): an anywidget model, and the one ES module
+#: file (package data of posenc.course under static/, copied to the site's _static/) that
+#: renders it; the model names that file in its ``module`` trait.
+LIVE_MODEL = "AnyModel"
+LIVE_MODULE = "posenc-live.js"
