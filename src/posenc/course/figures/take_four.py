@@ -25,7 +25,7 @@ from .extrapolation import variant_color, variant_linestyle
 
 __all__ = ["steps_to_learn", "learned_seeds", "learned_accuracy",
            "HEAD_SCORES", "head_curves", "formation_step", "rate_sweep", "draw_rate_sweep",
-           "draw_task_heads",
+           "draw_task_heads", "untrained_head_scores",
            "rank_correlation", "grid", "verdict",
            "draw_steps_to_learn", "draw_check_curves",
            "draw_positional_loss", "draw_head_curves", "draw_learned_extrapolation",
@@ -102,6 +102,24 @@ def formation_step(results, variant: str, key: str, level: float, seed: int = 0
         if value >= level:
             return step
     return None
+
+
+def untrained_head_scores(config, variant: str, heldout) -> dict[str, float]:
+    """The best head's task scores (:func:`posenc.heads.task_head_scores`) of ``variant``'s
+    model before any training (``config.seed``'s initial weights), on the held-out check
+    sequences of ``config`` (:class:`~posenc.experiments.extrapolation.convergence.Checker`):
+    ``{"value_to_key": ..., "query_to_value": ...}``, each the best head from its
+    :data:`HEAD_SCORES` layer up. What a method gives the binding's two steps for free."""
+    from ...experiments.extrapolation.convergence import Checker
+    from ...experiments.extrapolation.training import seed_everything
+    from ...heads import task_head_scores
+    from ...model import TinyLM
+
+    seed_everything(config.seed)
+    model = TinyLM(config.model_config(variant)).eval()
+    scores = task_head_scores(model, Checker(config, heldout).batch)
+    return {key: max(max(layer) for layer in scores[key][HEAD_SCORES[key]:] if layer is not None)
+            for key in ("value_to_key", "query_to_value")}
 
 
 def rate_sweep(runs, variants) -> dict[str, dict[float, int | None]]:
