@@ -199,3 +199,18 @@ def test_task_heads_are_drawn_against_each_seeds_own_steps_to_learn():
     assert [list(c.get_xdata()) for c in curves] == [[0.5, 1.0], [0.5, 1.0]]  # 100 = learned / last
     assert [list(c.get_ydata()) for c in curves] == [[0.6, 0.9], [0.4, 0.9]]
     plt.close(fig)
+
+
+def test_untrained_scores_show_what_a_distance_bias_gives_for_free():
+    """Before training, ALiBi's steepest head already weights the key before each value;
+    RoPE's heads, with random weights and no bias, spread theirs about evenly."""
+    from posenc.data import load_stdlib_corpus
+    from posenc.experiments.extrapolation import PRESETS
+
+    heldout = load_stdlib_corpus().heldout
+    alibi = t4.untrained_head_scores(PRESETS["main"], "alibi", heldout)
+    rope = t4.untrained_head_scores(PRESETS["main"], "rope", heldout)
+    assert set(alibi) == {"value_to_key", "query_to_value"}
+    assert alibi["value_to_key"] > 2 * rope["value_to_key"]
+    assert all(0 < x < 0.1 for x in (rope["value_to_key"], rope["query_to_value"],
+                                     alibi["query_to_value"]))
