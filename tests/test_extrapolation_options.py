@@ -354,6 +354,7 @@ def test_t5_bias_by_distance_reads_the_buckets_from_the_options():
     ("--preset take3-main", "take3_main"), ("--preset take3", "take3_full"),
     ("--preset full", "full"), ("--preset small", "small"),
     ("--preset main --learning-rate 4e-3", "sweep_lr4e-3"),
+    ("--preset main --learning-rate 1e-3 --eval-multipliers 1", "sweep_lr1e-3"),
     ('--preset main --encodings none,rope,alibi,t5,kerple_power --patterns "" '
      '--nope-encodings "" --num-seeds 3', "heads"),
 ])
