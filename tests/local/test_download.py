@@ -152,11 +152,19 @@ def test_the_chinese_download_runs_in_chinese(reader, installed):
                          cwd=home, env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-4000:]
     executed = nbformat.read(home / "executed.zh.ipynb", as_version=4)
-    # the slider frames are in the saved widget state, the quiz in the last cell's output
+    # the figures are in the saved widget state, the quiz in the last cell's output
     everything = json.dumps(executed, ensure_ascii=False)
     stderr = [o.get("text", "") for c in executed.cells if c.cell_type == "code"
               for o in c.outputs if o.get("name") == "stderr"]
     assert not [s for s in stderr if "findfont" in s or "glyph" in s], stderr
-    alts = re.findall(r'alt=\\"([^"\\]*)', everything)
-    assert alts and all(re.search(r"[\u4e00-\u9fff]", a) for a in alts), alts[:3]
+    alts = re.findall(r'alt=\\"([^"\\]*)', everything)  # frame figures' alt text, if any
+    assert all(re.search(r"[\u4e00-\u9fff]", a) for a in alts), alts[:3]
+    # chapter 6's figures are live ones (posenc-live.js): the saved state carries their words,
+    # in the notebook's language only, each title in Chinese
+    state = executed.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    live = [m["state"] for m in state.values() if m["model_name"] == "AnyModel"]
+    assert sorted(s["kind"] for s in live) == ["alibi_bias", "alibi_slopes"]
+    assert all(list(s["text"]) == ["zh"] for s in live), [list(s["text"]) for s in live]
+    assert all(re.search(r"[\u4e00-\u9fff]", s["text"]["zh"][key]) for s in live
+               for key in ("hint", "xlabel", "ylabel"))
     assert f"posencQuiz{chapter[3:]}zh" in everything  # the questions, in Chinese
