@@ -66,15 +66,28 @@ def test_search_finds_chinese_words_offline(visit, base_url, term, page):
 
 def test_chinese_sliders_are_labelled_and_drawn_in_chinese(visit):
     """Labels in words are Chinese (``scale factor s`` -> 缩放因子 s; ``d_model`` stays), and
-    so is every figure's alt text."""
+    so is every frame figure's alt text and every live figure's title (the name its canvas
+    is read by)."""
     v = visit("zh/book/05_rope_scaling.html")
     v.page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
     sliders = v.page.evaluate(JS_SLIDERS)
     assert any(CJK.search(s["label"]) for s in sliders), [s["label"] for s in sliders]
     widgets = v.page.locator(".posenc-widget")
+    kinds = []
     for i in range(widgets.count()):
-        frame = widgets.nth(i).evaluate(JS_VISIBLE_FRAME)
-        assert CJK.search(frame["alt"]), frame["alt"]
+        widget = widgets.nth(i)
+        if widget.locator(".posenc-live").count():
+            kinds.append("live")
+            title = widget.locator(".posenc-live-title").first
+            title.wait_for(timeout=10000)
+            canvas = widget.locator("canvas[role=img]").first
+            assert canvas.get_attribute("aria-labelledby") == title.get_attribute("id")
+            assert CJK.search(title.inner_text()), title.inner_text()
+        else:
+            kinds.append("frames")
+            frame = widget.evaluate(JS_VISIBLE_FRAME)
+            assert frame and CJK.search(frame["alt"]), frame
+    assert {"live", "frames"} <= set(kinds), kinds  # chapter 5 has both kinds
 
 
 def test_chinese_static_figures_are_their_own_images():
