@@ -14,6 +14,9 @@ import numpy as np
 
 from ...compare import html_table
 from ...experiments.extrapolation.config import task_key
+from ...experiments.extrapolation.convergence import HEAD_SCORES as CHECKED_SCORES
+from ...experiments.extrapolation.convergence import Checker
+from ...experiments.extrapolation.training import seed_everything
 from ...experiments.extrapolation.verdicts import (
     CHANCE,
     by_seed,
@@ -21,6 +24,8 @@ from ...experiments.extrapolation.verdicts import (
     seed_verdicts,
     train_layout_counts,
 )
+from ...heads import task_head_scores
+from ...model import TinyLM
 from .extrapolation import variant_color, variant_linestyle
 
 __all__ = ["steps_to_learn", "learned_seeds", "learned_accuracy",
@@ -57,9 +62,17 @@ def verdict(results, variant: str) -> str:
     return method_verdict(seed_verdicts(results, variant))
 
 
-#: The head scores a check records (:mod:`posenc.heads`), each with the lowest layer read:
-#: an induction step needs a lower layer's marks, so its best head is sought above layer 0.
-HEAD_SCORES = {"previous_token": 0, "induction": 1, "value_to_key": 0, "query_to_value": 1}
+#: The lowest layer read for each head score a check records
+#: (:data:`~posenc.experiments.extrapolation.convergence.HEAD_SCORES`): an induction step
+#: needs a lower layer's marks, so its best head is sought above layer 0.
+HEAD_SCORES = dict(zip(CHECKED_SCORES, (0, 1, 0, 1), strict=True))
+
+
+def _best_head(layers, key: str) -> float:
+    """The best head's score of one check (``[layer][head]``, ``None`` for a recurrent
+    layer) from ``key``'s lowest layer up; NaN where no attention layer is read."""
+    return max((max(layer) for layer in layers[HEAD_SCORES[key]:] if layer is not None),
+               default=math.nan)
 
 
 def head_curves(results, variant: str, seed: int = 0) -> dict:
@@ -82,12 +95,8 @@ def head_curves(results, variant: str, seed: int = 0) -> dict:
     else:
         raise ValueError(f"{variant!r} kept head scores for its first seed only; got seed {seed!r}")
 
-    def best(scores, first_layer):
-        return [max((max(layer) for layer in check[first_layer:] if layer is not None),
-                    default=math.nan) for check in scores]
-
-    return {"step": list(steps), **{key: best(record[key], first)
-                                   for key, first in HEAD_SCORES.items() if key in record}}
+    return {"step": list(steps), **{key: [_best_head(check, key) for check in record[key]]
+                                   for key in HEAD_SCORES if key in record}}
 
 
 def formation_step(results, variant: str, key: str, level: float, seed: int = 0
@@ -110,16 +119,10 @@ def untrained_head_scores(config, variant: str, heldout) -> dict[str, float]:
     sequences of ``config`` (:class:`~posenc.experiments.extrapolation.convergence.Checker`):
     ``{"value_to_key": ..., "query_to_value": ...}``, each the best head from its
     :data:`HEAD_SCORES` layer up. What a method gives the binding's two steps for free."""
-    from ...experiments.extrapolation.convergence import Checker
-    from ...experiments.extrapolation.training import seed_everything
-    from ...heads import task_head_scores
-    from ...model import TinyLM
-
     seed_everything(config.seed)
     model = TinyLM(config.model_config(variant)).eval()
     scores = task_head_scores(model, Checker(config, heldout).batch)
-    return {key: max(max(layer) for layer in scores[key][HEAD_SCORES[key]:] if layer is not None)
-            for key in ("value_to_key", "query_to_value")}
+    return {key: _best_head(layers, key) for key, layers in scores.items()}
 
 
 def rate_sweep(runs, variants) -> dict[str, dict[float, int | None]]:

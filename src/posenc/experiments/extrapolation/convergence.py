@@ -23,11 +23,16 @@ import torch
 from ... import heads, retrieval
 from .config import ExtrapolationConfig
 
-__all__ = ["CHECK_SEED", "Checker", "answers_right"]
+__all__ = ["CHECK_SEED", "HEAD_SCORES", "Checker", "answers_right"]
 
 #: The seed of the check sequences (and of the head-score sequences): never a training seed's
 #: stream (those are ``[seed, 1 + task index]``, :func:`.training._train_steps`).
 CHECK_SEED = 20_240_613
+
+#: The head scores each check records, per layer and head (:mod:`posenc.heads`): on repeated
+#: random tokens (:func:`~posenc.heads.head_scores`), then on the check sequences themselves
+#: (:func:`~posenc.heads.task_head_scores`).
+HEAD_SCORES = ("previous_token", "induction", "value_to_key", "query_to_value")
 
 
 @torch.no_grad()
@@ -60,21 +65,19 @@ class Checker:
             np.random.default_rng(CHECK_SEED), num_pairs=config.retrieval_pairs,
             num_queries=config.retrieval_queries, task="positional")
         self.period = config.train_length // 2  # two copies fill one training window
-        self.steps, self.right, self.previous, self.induction = [], [], [], []
-        self.to_key, self.to_value = [], []
+        self.steps, self.right = [], []
+        self.heads = {key: [] for key in HEAD_SCORES}  # [check][layer][head] each
         self.scored = int((self.batch.targets != retrieval.IGNORE).sum())
         self.steps_to_learn = None
 
     def __call__(self, model, step: int) -> bool:
         right, _ = answers_right(model, self.batch, self.config.eval_batch_size * 4)
-        scores = heads.head_scores(model, self.period, seed=CHECK_SEED)
+        scores = {**heads.head_scores(model, self.period, seed=CHECK_SEED),
+                  **heads.task_head_scores(model, self.batch)}
         self.steps.append(step)
         self.right.append(right)
-        self.previous.append(scores["previous_token"])
-        self.induction.append(scores["induction"])
-        on_task = heads.task_head_scores(model, self.batch)
-        self.to_key.append(on_task["value_to_key"])
-        self.to_value.append(on_task["query_to_value"])
+        for key in HEAD_SCORES:
+            self.heads[key].append(scores[key])
         stop = self.config.stop_accuracy
         if stop and right >= stop * self.scored:
             self.steps_to_learn = step
@@ -83,6 +86,4 @@ class Checker:
 
     def record(self) -> dict:
         return {"check_step": list(self.steps), "check_right": list(self.right),
-                "check_scored": self.scored, "previous_token": self.previous,
-                "induction": self.induction, "value_to_key": self.to_key,
-                "query_to_value": self.to_value, "steps_to_learn": self.steps_to_learn}
+                "check_scored": self.scored, **self.heads, "steps_to_learn": self.steps_to_learn}

@@ -29,6 +29,7 @@ from ...model import TinyLM
 from ...nn import POSITIONS
 from ...retrieval import TASKS
 from .config import PRESETS, ExtrapolationConfig, config_hash, task_key
+from .convergence import HEAD_SCORES
 from .evaluation import _evaluate
 from .finetuning import finetune_rope
 from .methods import experiment_method
@@ -131,10 +132,10 @@ def _entry(key: VariantKey, config: ExtrapolationConfig, result: dict) -> dict:
     return entry
 
 
-#: History keys kept as they are (counts, steps) or rounded to 3 digits (head scores).
+#: History keys kept as they are (counts, steps); the head scores (HEAD_SCORES) are rounded
+#: to 3 digits, the other curves to 4.
 _EXACT = ("step", "check_step", "check_right", "check_scored", "steps_to_learn",
           "steps_trained")
-_HEAD_SCORES = ("previous_token", "induction", "value_to_key", "query_to_value")
 
 
 def _with_history(entry: dict, model: TinyLM, history: dict) -> dict:
@@ -148,7 +149,7 @@ def _with_history(entry: dict, model: TinyLM, history: dict) -> dict:
     def rounded(key, value):
         if key in _EXACT:
             return value
-        if key in _HEAD_SCORES:  # [check][layer][head], None for a recurrent layer
+        if key in HEAD_SCORES:  # [check][layer][head], None for a recurrent layer
             return [[None if layer is None else _rounded(layer, 3) for layer in check]
                     for check in value]
         return _rounded(value, 2) if key == "load_average" else _rounded(value)
@@ -259,7 +260,7 @@ def _merge_seeds(runs: list[dict]) -> dict:
         if "check_step" in merged["history"]:  # every seed's learning curve and heads
             merged["check_by_seed"] = [
                 {"step": run["history"]["check_step"], "right": run["history"]["check_right"],
-                 **{k: run["history"][k] for k in _HEAD_SCORES if k in run["history"]}}
+                 **{k: run["history"][k] for k in HEAD_SCORES if k in run["history"]}}
                 for run in runs]
     return merged
 
