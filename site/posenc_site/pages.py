@@ -45,6 +45,7 @@ from posenc.course.figures.frame_contract import (
     MODEL_PREFIX,
     STATE_MIME,
     VIEW_MIME,
+    live_module_source,
 )
 from posenc.course.figures.style import ALT_KEY, TRANSLATED_KEY
 from posenc.course.i18n import interface_text, keep_language, translate
@@ -374,9 +375,7 @@ def _copy_live_module(static: Path) -> None:
     """The live figures' ES module into the site's ``_static/`` (``posenc-widgets.js`` imports
     it from there): the same file Jupyter runs, from the installed package; beside it, the
     same code as a classic script (:func:`classic_script`) for a page read from ``file://``."""
-    from importlib import resources
-
-    source = resources.files("posenc.course").joinpath("static", LIVE_MODULE).read_text("utf-8")
+    source = live_module_source()
     classic = LIVE_MODULE.replace(".js", ".classic.js")
     for name, text in ((LIVE_MODULE, source), (classic, classic_script(source))):
         target = static / name

@@ -13,8 +13,8 @@ checks that the JavaScript spells every one of them the same way.
 
 from __future__ import annotations
 
-__all__ = ["LIVE_MODEL", "LIVE_MODULE", "FRAME_CLASS", "FRAME_SRC_ATTR", "FRAME_SRC_DATASET",
-           "FRAMES_DIR", "LINK_MODELS",
+__all__ = ["LIVE_MODEL", "LIVE_MODULE", "live_module_source", "FRAME_CLASS", "FRAME_SRC_ATTR",
+           "FRAME_SRC_DATASET", "FRAMES_DIR", "LINK_MODELS",
            "MODEL_PREFIX", "MODELS", "STATE_MIME", "VIEW_MIME", "WIDGET_MODELS"]
 
 #: The class of a frame's ``<img>``.
@@ -42,3 +42,11 @@ MODELS = WIDGET_MODELS + LINK_MODELS
 #: renders it; the model names that file in its ``module`` trait.
 LIVE_MODEL = "AnyModel"
 LIVE_MODULE = "posenc-live.js"
+
+
+def live_module_source() -> str:
+    """The text of :data:`LIVE_MODULE` as installed with posenc (what Jupyter runs as the
+    anywidget's module and what the site's build copies into ``_static/``)."""
+    from importlib import resources
+
+    return resources.files("posenc.course").joinpath("static", LIVE_MODULE).read_text("utf-8")

@@ -21,13 +21,12 @@ from __future__ import annotations
 import numbers
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 
 import anywidget
 import traitlets
 
 from ..i18n import output_languages, translate
-from .frame_contract import LIVE_MODULE
+from .frame_contract import LIVE_MODULE, live_module_source
 
 __all__ = ["Control", "LiveSpec", "LiveFigure", "LIVE", "MODULE_FILE", "module_source"]
 
@@ -35,9 +34,8 @@ __all__ = ["Control", "LiveSpec", "LiveFigure", "LIVE", "MODULE_FILE", "module_s
 MODULE_FILE = LIVE_MODULE
 
 
-def module_source() -> str:
-    """The ES module's text (what Jupyter runs and the site's build copies)."""
-    return resources.files("posenc.course").joinpath("static", MODULE_FILE).read_text("utf-8")
+#: The ES module's text (what Jupyter runs and the site's build copies).
+module_source = live_module_source
 
 
 @dataclass(frozen=True)
@@ -71,7 +69,7 @@ class Control:
             raise ValueError(f"{self.name} must be {accepted}, got {value!r}")
         return int(value) if self.snap in ("int", "even") else float(value)
 
-    def as_state(self, lang_label: str) -> dict:
+    def as_state(self) -> dict:
         state = {"name": self.name, "min": self.low, "max": self.high, "scale": self.scale,
                  "snap": self.snap}
         if self.max_from:
@@ -203,7 +201,7 @@ class LiveFigure(anywidget.AnyWidget):
             chosen[control.name] = control.check(value, bound)
         super().__init__(
             kind=kind, values=chosen,
-            controls=[c.as_state(c.label) for c in spec.controls],
+            controls=[c.as_state() for c in spec.controls],
             text={lang: figure_words(spec, lang) for lang in output_languages()})
 
     @traitlets.validate("values")
