@@ -22,6 +22,7 @@ import torch
 
 from ... import heads, retrieval
 from .config import ExtrapolationConfig
+from .evaluation import rows_per_pass
 
 __all__ = ["CHECK_SEED", "HEAD_SCORES", "Checker", "answers_right"]
 
@@ -71,7 +72,8 @@ class Checker:
         self.steps_to_learn = None
 
     def __call__(self, model, step: int) -> bool:
-        right, _ = answers_right(model, self.batch, self.config.eval_batch_size * 4)
+        right, _ = answers_right(model, self.batch, rows_per_pass(
+            self.config.train_length, self.config.eval_batch_size * 4))
         scores = {**heads.head_scores(model, self.period, seed=CHECK_SEED),
                   **heads.task_head_scores(model, self.batch)}
         self.steps.append(step)

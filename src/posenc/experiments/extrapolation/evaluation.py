@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from ... import retrieval
-from ..._validation import to_numpy
+from ..._validation import check_int, to_numpy
 from ...data import contiguous_windows
 from ...model import TinyLM
 from .config import (
@@ -19,7 +19,26 @@ from .config import (
     task_key,
 )
 
-__all__ = ["retrieval_accuracy", "per_position_loss"]
+__all__ = ["SCORES_PER_PASS", "retrieval_accuracy", "per_position_loss", "rows_per_pass"]
+
+#: The most ``rows x length^2`` attention scores per head one evaluation pass computes. The
+#: runner evaluates on the CPU, where a method that builds several ``[rows, heads, L, L]``
+#: tensors per layer (CoPE's gates, positions and interpolation; stick-breaking's log-space
+#: stick; an explicit bias) runs 1.5-3.5x faster at 8x the training length when they stay
+#: in cache: CoPE at 512 tokens costs 203 ms per sequence in passes of 16 and 78 ms in
+#: passes of 2 (``benchmarks/bench_eval_rows.py``). Each sequence's logits do not depend on
+#: the pass it is in (tested), so the numbers do not change, only the time.
+SCORES_PER_PASS = 2 ** 16
+
+
+def rows_per_pass(length: int, batch_size: int) -> int:
+    """Sequences per evaluation pass at ``length``: ``batch_size``, fewer where ``rows x
+    length^2`` would pass :data:`SCORES_PER_PASS`, and never fewer than 2 (a method whose
+    position tensor is the same for every row, Shaw's ``[L, L, head_dim]`` table, builds it
+    once per pass)."""
+    length = check_int("length", length)
+    batch_size = check_int("batch_size", batch_size)
+    return min(batch_size, max(2, SCORES_PER_PASS // length ** 2))
 
 
 @torch.no_grad()
@@ -42,10 +61,10 @@ def retrieval_accuracy(model: TinyLM, config: ExtrapolationConfig, text: np.ndar
     batch = retrieval.evaluation_batch(text, length, distances, config.retrieval_per_distance,
                                        seed=length, num_pairs=config.retrieval_pairs,
                                        task=task)
-    right = []
-    for i in range(0, batch.inputs.shape[0], config.eval_batch_size):
-        logits = model(batch.inputs[i:i + config.eval_batch_size])[:, -1]  # [b, 256]
-        right.append(logits.argmax(-1) == batch.targets[i:i + config.eval_batch_size, -1])
+    right, rows = [], rows_per_pass(length, config.eval_batch_size)
+    for i in range(0, batch.inputs.shape[0], rows):
+        logits = model(batch.inputs[i:i + rows])[:, -1]  # [rows, 256]
+        right.append(logits.argmax(-1) == batch.targets[i:i + rows, -1])
     accuracy = torch.cat(right).double().view(len(distances), -1).mean(1)  # [distances]
     return distances, to_numpy(accuracy)
 
@@ -53,11 +72,13 @@ def retrieval_accuracy(model: TinyLM, config: ExtrapolationConfig, text: np.ndar
 @torch.no_grad()
 def per_position_loss(model: TinyLM, inputs: torch.Tensor, targets: torch.Tensor,
                       batch_size: int = 16) -> np.ndarray:
-    """Cross-entropy (nats) at each position, averaged over windows.
+    """Cross-entropy (nats) at each position, averaged over windows, in passes of
+    :func:`rows_per_pass` windows (at most ``batch_size``).
 
     Shape: ``inputs``/``targets`` int64 ``[windows, length]``; returns float64 ``[length]``.
     """
     total = torch.zeros(inputs.shape[1], dtype=torch.float64)
+    batch_size = rows_per_pass(inputs.shape[1], batch_size)
     for i in range(0, inputs.shape[0], batch_size):
         logits = model(inputs[i:i + batch_size])  # [b, length, vocab]
         loss = F.cross_entropy(logits.transpose(1, 2), targets[i:i + batch_size],
