@@ -25,11 +25,11 @@ STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: help book execute book-cached test lint unit notebooks golden browser chromium fonts lab git-filter local bench clean translations
+.PHONY: help book execute book-cached test lint unit notebooks nbval golden browser chromium fonts lab git-filter local bench clean translations
 
 help:
 	@echo "make book         build the site into _build/html (every notebook executed)"
-	@echo "make test         lint + unit tests + nbval on every notebook + the -W build + browser tests"
+	@echo "make test         lint + unit tests + the -W build (every notebook and solution run) + golden outputs + browser tests"
 	@echo "make lab          open the chapters in JupyterLab (LAB_IP, LAB_PORT, LAB_ARGS; TORCH_INDEX)"
 	@echo "make book-cached  quicker rebuild for authors: re-runs only notebooks whose code changed"
 	@echo "make bench        run the benchmarks in benchmarks/"
@@ -96,11 +96,18 @@ translations: $(STAMP)
 unit: $(STAMP) fonts
 	$(BIN)/python -m pytest tests -q --ignore=tests/browser --ignore=tests/local
 
-# nbval runs every cell of every notebook; cells tagged nbval-check-output must print
-# exactly their golden output (tests/golden/, see site/posenc_site/notebooks.py golden).
-# Draft frames: every slider combination is drawn but only its figure's first frame is
-# rasterised (posenc.course.figures.sliders); `make book` renders every frame for real.
-notebooks: $(STAMP)
+# Every notebook runs, with its exercises' solutions after its last cell, in the build's own
+# execution (posenc_site.execute: only the notebooks not already run with their current code),
+# and cells tagged nbval-check-output must have printed exactly their golden output
+# (tests/golden/, see site/posenc_site/notebooks.py golden): no chapter runs twice.
+notebooks: $(STAMP) fonts
+	$(BIN)/python -m posenc_site.execute
+	$(BIN)/python -m posenc_site.notebooks golden check
+
+# The same check by nbval, each chapter run again on its own (as nbval runs a reader's
+# notebook), for an author without a build. Draft frames: every slider combination is drawn
+# but only its figure's first frame is rasterised (posenc.course.figures.sliders).
+nbval: $(STAMP)
 	$(BIN)/python -m posenc_site.notebooks golden prepare
 	cd _build/nbval && POSENC_DRAFT_FRAMES=1 ../../$(BIN)/python -m pytest book -q -p no:cacheprovider \
 		--rootdir=. --nbval-lax --nbval-current-env \
@@ -133,19 +140,21 @@ local: $(STAMP) chromium fonts
 	$(BIN)/python -m pytest tests/local -q
 
 # Stages that do not need each other run side by side on the machine's two cores: the unit
-# tests, nbval and the reader's local path (which waits on pip and JupyterLab much of its
-# time) first; then the -W build; then the browser suite on two pytest-xdist workers, each
-# page's checks on one of them (they share the page's visit: tests/browser/conftest.py);
-# last, alone, the timing budgets. (The build's notebook execution beside the first three
-# was tried: on two cores it made the local path, the longest of them, 1.9x slower, and the
-# whole 45 s slower than one after the other.)
+# tests and the reader's local path (which waits on pip and JupyterLab much of its time)
+# first; then the -W build, which runs every notebook and every exercise's solution once, and
+# the golden outputs read from that run (no notebook runs again); then the browser suite on
+# two pytest-xdist workers, each page's checks on one of them (they share the page's visit:
+# tests/browser/conftest.py); last, alone, the timing budgets. (The build's notebook
+# execution beside the first stage was tried, when nbval ran there too: on two cores it made
+# the local path, the longest of them, 1.9x slower, and the whole 45 s slower.)
 test: lint
 	@# what apt installs, one after the other (two apt-gets at once would fight over its lock)
 	$(MAKE) --no-print-directory chromium
 	$(MAKE) --no-print-directory fonts
-	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j3 --output-sync=target \
-		unit notebooks local
+	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j2 --output-sync=target \
+		unit local
 	$(MAKE) --no-print-directory -o $(STAMP) book
+	$(BIN)/python -m posenc_site.notebooks golden check
 	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) browser \
 		BROWSER_ARGS="-m 'not budget' -n 2 --dist loadgroup"
 	$(MAKE) --no-print-directory -o $(STAMP) browser BROWSER_ARGS="-m budget"

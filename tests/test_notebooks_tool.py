@@ -214,27 +214,47 @@ def test_check_passes_on_a_clean_copy(tmp_path):
 # ---------------------------------------------------------------- solutions (issue 32)
 
 
-def test_every_solution_runs_under_nbval_or_is_named_with_why():
-    """Each chapter's staged copy gets one code cell per solution with Python, right after
-    the markdown cell that holds it; the only ones left out are named with a reason."""
+def test_every_solution_is_appended_in_reading_order_or_named_with_why():
+    """The build runs each chapter with one code cell per solution with Python appended after
+    its last cell, in reading order; the only ones left out are named with a reason; dropping
+    them gives back the chapter."""
     total, skipped = 0, []
     for path in notebooks.chapters():
         nb = notebooks.read_notebook(path)
+        chapter = copy.deepcopy(nb.cells)
         found = notebooks.solutions(nb)
-        inserted = notebooks.add_solution_cells(nb, path.name)
+        appended = notebooks.add_solution_cells(nb, path.name)
         total += len(found)
         skipped += [label for _, label, code in found if not code]
-        assert inserted == [label for _, label, code in found if code]
-        for label in inserted:
-            at = next(i for i, c in enumerate(nb.cells) if c.get("id") == f"solution-{label}")
-            cell = nb.cells[at]
+        assert appended == [label for _, label, code in found if code]
+        assert nb.cells[:len(chapter)] == chapter
+        for cell, (_, label, code) in zip(nb.cells[len(chapter):],
+                                          [f for f in found if f[2]], strict=True):
             assert cell.cell_type == "code" and cell.metadata["tags"] == ["solution"]
-            before = nb.cells[at - 1]  # its markdown cell, or a solution inserted after it
-            while before.get("id", "").startswith("solution-"):
-                at -= 1
-                before = nb.cells[at - 1]
-            assert f"````{{solution}} {label}" in before.source
+            assert cell.id == f"solution-{label}" and cell.source.endswith(code)
+        assert notebooks.drop_solution_cells(nb) == len(appended)
+        assert nb.cells == chapter
     assert total >= 45 and sorted(skipped) == sorted(notebooks.SOLUTIONS_NOT_RUN)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_each_solution_sees_at_the_end_the_names_it_sees_at_its_exercise(path):
+    """Run after the chapter's last cell, a solution reads what a reader's kernel holds at
+    the exercise: every name it reads is bound before it and not bound again after it."""
+    assert notebooks.solution_scope_problems(notebooks.read_notebook(path)) == []
+
+
+def test_the_scope_check_catches_a_name_bound_late_or_bound_again():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1\nimport numpy as np"),
+                nbformat.v4.new_markdown_cell(
+                    "````{solution} ex-a\n```python\nprint(x, y, np.pi, len([]))\n```\n````"),
+                nbformat.v4.new_code_cell("y = 2\nfor x in range(3):\n    pass")]
+    assert notebooks.solution_scope_problems(nb) == [
+        "ex-a reads ['y'], bound only after it", "ex-a reads ['x', 'y'], bound again after it"]
+    nb.cells[2].source = "z = 2"
+    nb.cells[1].source = nb.cells[1].source.replace("x, y", "x")
+    assert notebooks.solution_scope_problems(nb) == []
 
 
 def test_a_solution_without_python_must_be_named():

@@ -6,7 +6,7 @@ clauses its prose states. Here they run in subprocesses, because torch reads
 ``ATEN_CPU_CAPABILITY`` once, when it loads: ``default`` (no vector kernels), ``avx2`` (an
 ordinary laptop) and the machine's own (the variable unset). A kernel the CPU lacks is
 skipped (torch then reports another). Seeds: the chapter's own under the two named kernels
-(nbval runs the chapters themselves, with their own seed, under the machine's), and two
+(the build runs the chapters themselves, with their own seed, under the machine's), and two
 more, each under two kernels: 6 runs of every claim, about 4 CPU-minutes. Chapter 12's FIRE
 fit as it was (float32, a constant rate) ended at 17 % of its range under avx2 and avx512
 and at 1 % under default: this test failed on it.

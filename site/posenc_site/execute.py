@@ -15,8 +15,14 @@ slider and quiz carries its English and its Chinese version (``posenc.course.i18
 each edition's pages keep their own. A Chinese text with no translation is recorded in
 :data:`MISSING` (one JSON string a line); ``site/posenc_site/i18n.py build`` fails on it.
 
-A notebook that fails is reported with its traceback and the script exits 1 (the build
-would execute it again and fail anyway; this says so sooner).
+Each chapter runs with its exercises' solutions after its last cell
+(:func:`posenc_site.notebooks.add_solution_cells`), which are dropped again before the
+notebook is cached: the build runs every solution, and the site shows the chapter's own
+outputs. So the golden check (``python -m posenc_site.notebooks golden check``) reads this
+execution and no chapter runs twice in ``make test``.
+
+A notebook that fails (a solution included) is reported with its traceback and the script
+exits 1 (the build would execute it again and fail anyway; this says so sooner).
 """
 
 from __future__ import annotations
@@ -55,14 +61,33 @@ def toc_notebooks(root: Path = ROOT) -> list[Path]:
     return [root / f"{f}.ipynb" for f in files if (root / f"{f}.ipynb").exists()]
 
 
+def _worker():
+    """jupyter-cache's local worker, running each chapter with its exercises' solutions after
+    its last cell (:func:`posenc_site.notebooks.add_solution_cells`) and caching it without
+    them: a failing solution fails the chapter, and no page shows a solution's effect."""
+    from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc
+
+    from posenc_site.notebooks import add_solution_cells, drop_solution_cells
+
+    class WithSolutions(ExecutionWorkerLocalMProc):
+        @staticmethod
+        def execute(project_nb, data):
+            add_solution_cells(project_nb.nb, Path(project_nb.uri).name)
+            try:
+                return ExecutionWorkerLocalMProc.execute(project_nb, data)
+            finally:  # executed in place: the cached notebook is the chapter's own cells
+                drop_solution_cells(project_nb.nb)
+
+    return WithSolutions()
+
+
 def _run(cache_path: str, pk: int, uri: str) -> tuple[int, str, float]:
     """Execute one staged notebook and cache it (in a worker process)."""
     from jupyter_cache import get_cache
-    from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+    from jupyter_cache.executors.basic import ProcessData
 
     t0 = time.perf_counter()
-    code, uri = ExecutionWorkerLocalMProc()(
-        ProcessData(pk, uri, get_cache(cache_path), TIMEOUT, False))
+    code, uri = _worker()(ProcessData(pk, uri, get_cache(cache_path), TIMEOUT, False))
     return code, uri, time.perf_counter() - t0
 
 

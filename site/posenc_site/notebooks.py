@@ -6,8 +6,10 @@
     selfcheck                  each chapter's closing self-check cells
     strip < NB.ipynb           the git clean filter: prints the clean form
     strip NB.ipynb ... --in-place
-    golden prepare             book/ -> _build/nbval/book/ with goldens
-                               and every exercise's solution as a cell
+    golden check               the checked cells' outputs in the last `make book`
+                               against tests/golden/ (no kernel runs)
+    golden prepare             book/ -> _build/nbval/book/ with goldens and every
+                               exercise's solution as a cell (`make nbval`)
     golden update              tests/golden/ from the last `make book`
     check                      exit 1 when a chapter is not as committed
 
@@ -21,6 +23,10 @@ metadata, or has a kernelspec other than the one JupyterLab saves.
 from __future__ import annotations
 
 import argparse
+import ast
+import builtins
+import configparser
+import difflib
 import json
 import re
 import shutil
@@ -181,8 +187,10 @@ def strip_notebook(text: str) -> str:
 # ---------------------------------------------------------------- golden
 # Notebooks are committed without outputs, but a cell that prints a number the course teaches
 # must fail the tests when that number changes. The expected text output of every cell tagged
-# ``nbval-check-output`` lives in ``tests/golden/<name>.json`` (keyed by cell id); ``prepare``
-# copies the book with those outputs put back in, for nbval (what `make notebooks` does).
+# ``nbval-check-output`` lives in ``tests/golden/<name>.json`` (keyed by cell id). ``check``
+# compares it with the build's own execution, so no chapter runs twice (`make test`);
+# ``prepare`` copies the book with those outputs put back in, for nbval (`make nbval`: the
+# same check with each chapter run again, on its own, as nbval runs a reader's notebook).
 # After an intended change: ``make book`` then ``golden update`` (or ``make golden``), and
 # review the diff like any other change.
 
@@ -235,6 +243,60 @@ def executed_notebook(source: Path):
     return nb
 
 
+#: The replacements applied to both sides before comparing (memory addresses and the like;
+#: nbval's ``--nbval-sanitize-with`` format: sections with ``regex`` and ``replace``).
+SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
+
+
+def sanitize(text: str, path: Path = SANITIZE) -> str:
+    """``text`` with every ``regex`` of ``path``'s sections replaced by its ``replace``."""
+    rules = configparser.ConfigParser()
+    rules.read(path)
+    for section in rules.sections():
+        text = re.sub(rules[section]["regex"], rules[section]["replace"], text)
+    return text
+
+
+def golden_differences(outputs: dict[str, list[dict]], golden: dict[str, list[dict]]
+                       ) -> dict[str, str]:
+    """``{cell id: unified diff}`` for each checked cell whose text outputs (as
+    :func:`text_outputs` keeps them) differ from its golden ones after :func:`sanitize`;
+    a cell missing from either side differs from nothing."""
+    def text(cell_outputs):  # one block per output, headed by its stream or "result"
+        return sanitize("".join(
+            f"[{o['name']}]\n{o['text']}" if o["output_type"] == "stream"
+            else f"[result]\n{o['data']['text/plain']}\n" for o in cell_outputs))
+
+    differences = {}
+    for cell_id in sorted(set(outputs) | set(golden)):
+        got, want = text(outputs.get(cell_id, [])), text(golden.get(cell_id, []))
+        if got != want:
+            differences[cell_id] = "".join(difflib.unified_diff(
+                want.splitlines(keepends=True), got.splitlines(keepends=True),
+                "golden", "executed"))
+    return differences
+
+
+def golden_check() -> int:
+    """Compare each checked cell's output in the build's execution (the cache ``make book``
+    filled; no kernel runs here) with tests/golden/: 1 and the differences if any differ."""
+    failed = 0
+    for source in sorted(BOOK.glob("*.ipynb")):
+        nb = executed_notebook(source)
+        cells = tagged_cells(nb)
+        path = golden_path(source)
+        golden = json.loads(path.read_text()) if path.exists() else {}
+        differences = golden_differences(
+            {cell.id: text_outputs(cell.outputs) for cell in cells}, golden)
+        for cell_id, diff in differences.items():
+            failed += 1
+            print(f"{source.name}, cell {cell_id}: the output is not the golden one "
+                  f"(after an intended change: make golden, and review the diff)\n{diff}")
+        print(f"{'ok' if not differences else 'FAILED'}  {source.name}: {len(cells)} checked "
+              "cells", flush=True)
+    return 1 if failed else 0
+
+
 def golden_update() -> None:
     """Refresh tests/golden/ from the notebooks the last `make book` executed."""
     GOLDEN.mkdir(parents=True, exist_ok=True)
@@ -251,8 +313,11 @@ def golden_update() -> None:
 
 # ---------------------------------------------------------------- solutions
 # Exercise solutions are markdown (``{solution}`` blocks, folded on the site), so no executor
-# runs them. ``golden prepare`` adds each one's Python as a code cell right after the cell that
-# holds it, so nbval runs every solution in its chapter's context, after the cells it uses.
+# runs them. The build (posenc_site.execute) appends each one's Python as a code cell after the
+# chapter's last cell, runs the chapter, and drops those cells before the site reads it: every
+# solution runs in its chapter's context, and no page shows an output that a solution changed.
+# :func:`solution_scope_problems` keeps that context the one a reader has at the exercise (every
+# name a solution reads is bound before it, and no later cell binds it again).
 # A solution with no Python to run is named here with the reason; any other is an error.
 
 SOLUTION = re.compile(r"````\{solution\}\s*(\S+)\n(.*?)\n````", re.S)
@@ -261,6 +326,8 @@ PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 SOLUTIONS_NOT_RUN = {
     "ex-extrapolation-4": "its answer is a shell command that trains for minutes, not Python",
 }
+#: The tag of an appended solution cell (and the prefix of its id, ``solution-<label>``).
+SOLUTION_TAG = "solution"
 
 
 def solutions(nb) -> list[tuple[int, str, str]]:
@@ -275,10 +342,10 @@ def solutions(nb) -> list[tuple[int, str, str]]:
 
 
 def add_solution_cells(nb, name: str = "") -> list[str]:
-    """Insert a code cell (id ``solution-<label>``, tag ``solution``) with each solution's
-    Python after the markdown cell holding it; returns the labels inserted. A solution without
-    Python that :data:`SOLUTIONS_NOT_RUN` does not name, or a name there that is not a
-    solution without Python, is a ``ValueError``."""
+    """Append a code cell (id ``solution-<label>``, tag ``solution``) with each solution's
+    Python after the chapter's last cell, in reading order; returns the labels appended. A
+    solution without Python that :data:`SOLUTIONS_NOT_RUN` does not name, or a name there
+    that is not a solution without Python, is a ``ValueError``."""
     found = solutions(nb)
     silent = sorted(label for _, label, code in found
                     if not code and label not in SOLUTIONS_NOT_RUN)
@@ -288,14 +355,67 @@ def add_solution_cells(nb, name: str = "") -> list[str]:
     stale = sorted(label for _, label, code in found if code and label in SOLUTIONS_NOT_RUN)
     if stale:
         raise ValueError(f"{name}: {stale} now have code: take them out of SOLUTIONS_NOT_RUN")
-    inserted = []
-    for index, label, code in reversed(found):  # from the end: earlier indices stay valid
+    appended = []
+    for _, label, code in found:
         if code:
-            cell = nbformat.v4.new_code_cell(code, id=f"solution-{label}",
-                                             metadata={"tags": ["solution"]})
-            nb.cells.insert(index + 1, cell)  # a cell's later solutions went in first
-            inserted.append(label)
-    return inserted[::-1]
+            source = f"# the solution of exercise {label}\n{code}"
+            nb.cells.append(nbformat.v4.new_code_cell(
+                source, id=f"{SOLUTION_TAG}-{label}", metadata={"tags": [SOLUTION_TAG]}))
+            appended.append(label)
+    return appended
+
+
+def drop_solution_cells(nb) -> int:
+    """Remove the cells :func:`add_solution_cells` appended; returns how many."""
+    kept = [c for c in nb.cells if SOLUTION_TAG not in c.metadata.get("tags", [])
+            or not c.get("id", "").startswith(f"{SOLUTION_TAG}-")]
+    dropped = len(nb.cells) - len(kept)
+    nb.cells = kept
+    return dropped
+
+
+def _code_without_magics(source: str) -> str:
+    return "\n".join(line for line in source.splitlines()
+                     if not line.lstrip().startswith(("%", "!")))
+
+
+def _bound_names(source: str) -> set[str]:
+    """Names a cell binds at any depth (assignments, imports, definitions, arguments)."""
+    bound = set()
+    for node in ast.walk(ast.parse(_code_without_magics(source))):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound
+
+
+def _read_names(source: str) -> set[str]:
+    return {node.id for node in ast.walk(ast.parse(_code_without_magics(source)))
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def solution_scope_problems(nb) -> list[str]:
+    """Why a solution run after the chapter's last cell could see other names than at its
+    exercise: a name it reads (not bound by itself, not a builtin) that no code cell before
+    the exercise binds, or that a code cell after it binds again. Empty when none."""
+    problems = []
+    code = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    for index, label, solution in solutions(nb):
+        if not solution:
+            continue
+        reads = _read_names(solution) - _bound_names(solution) - set(dir(builtins))
+        before = set().union(*(_bound_names(src) for i, src in code if i < index))
+        after = set().union(*(_bound_names(src) for i, src in code if i > index))
+        if reads - before:
+            problems.append(f"{label} reads {sorted(reads - before)}, bound only after it")
+        if reads & after:
+            problems.append(f"{label} reads {sorted(reads & after)}, bound again after it")
+    return problems
 
 
 def golden_prepare() -> None:
@@ -382,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     strip.add_argument("notebooks", nargs="*", type=Path)
     strip.add_argument("--in-place", action="store_true")
     golden = commands.add_parser("golden", help="golden outputs of nbval-check-output cells")
-    golden.add_argument("action", choices=("prepare", "update"))
+    golden.add_argument("action", choices=("check", "prepare", "update"))
     check_ = commands.add_parser("check", help="exit 1 when a chapter is not as committed")
     check_.add_argument("notebooks", nargs="*", type=Path, help="default: every chapter")
     args = ap.parse_args(argv)
@@ -406,6 +526,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in args.notebooks if args.in_place else ():
             path.write_text(strip_notebook(path.read_text(encoding="utf-8")), encoding="utf-8")
     elif args.command == "golden":
+        if args.action == "check":
+            return golden_check()
         {"prepare": golden_prepare, "update": golden_update}[args.action]()
     else:
         return check(args.notebooks or chapters())

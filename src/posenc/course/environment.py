@@ -13,7 +13,7 @@ slider figures, the site's execution and browser helpers) calls these.
 * ``POSENC_I18N_MISSING``, ``POSENC_I18N_SEEN`` (:func:`record_file`): the files the build
   appends every untranslated, and every translated, text to;
 * ``POSENC_DRAFT_FRAMES`` (:func:`draft_frames`): ``1`` makes a slider figure draw every
-  frame but rasterise only the first (``make notebooks``);
+  frame but rasterise only the first (``make nbval``);
 * ``POSENC_SITE`` (:func:`site_dir`): the built site the browser helpers serve.
 
 Pure Python, so the site's helpers and the figure style read it without torch.

@@ -19,7 +19,7 @@ In Jupyter every frame is inline (``data:`` URIs), so a notebook works anywhere;
 the site's build (``site/posenc_site/pages.py``) moves all but the first frame of each
 figure into content-hashed files that the page fetches on demand.
 
-Draft frames: with the environment variable ``POSENC_DRAFT_FRAMES=1`` (what ``make notebooks``
+Draft frames: with the environment variable ``POSENC_DRAFT_FRAMES=1`` (what ``make nbval``
 sets for nbval), every combination is still drawn -- ``draw`` runs for each, so a combination
 that fails to draw still fails the cell -- but only the first frame is rasterised, and every
 frame shows it (alt texts stay exact). Rasterising and encoding are three quarters of a
