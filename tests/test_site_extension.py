@@ -187,6 +187,11 @@ def test_each_job_after_the_build_does_its_own_part(tmp_path):
     assert len(used) == 2 and {p.name for p in folder.iterdir()} == used
     again, used_again = _rewrite_page(out, folder, rel_path="04_rope.html", **kwargs)
     assert (again, used_again) == (out, used)  # idempotent
+    name = "ab" * 32  # a figure whose alt text says what it shows still loads lazily
+    figure = page.replace("x.png", f"{name}.png")
+    described, _ = _rewrite_page(figure, folder, rel_path="04_rope.html",
+                                 **{**kwargs, "alts": {name: "Loss by position"}})
+    assert '<img loading="lazy" decoding="async" alt="Loss by position"' in described
     redirect, _ = _rewrite_page(page, folder, rel_path=None, **kwargs)
     assert "posenc-lang-switch" not in redirect
     (folder / "0123456789abcdef0123.webp").write_bytes(b"an earlier build's frame")

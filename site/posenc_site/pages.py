@@ -56,7 +56,8 @@ _FONTAWESOME_JS = re.compile(
 _STATE = re.compile(rf'(<script type="{re.escape(STATE_MIME)}">)(.*?)(</script>)', re.S)
 _VIEW = re.compile(rf'<script type="{re.escape(VIEW_MIME)}">(.*?)</script>', re.S)
 _DATA_URI = re.compile(r'src="data:image/(png|webp);base64,([A-Za-z0-9+/=]+)"')
-_OUTPUT_IMG = re.compile(r'<img (alt="[^"]*_images/[^"]*" src="[^"]*_images/[^"]*")')
+# a static figure, its alt text already what it shows (describe_images runs first)
+_OUTPUT_IMG = re.compile(r'<img (alt="[^"]*" src="[^"]*_images/[^"]*")')
 _DATA_SRC = re.compile(
     rf'{FRAME_SRC_ATTR}=\\?"{FRAMES_DIR}/([0-9a-f]+\.(?:png|webp))\\?"')
 #: A slider figure whose frames together are at most this many bytes stays inline.

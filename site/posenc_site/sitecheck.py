@@ -272,6 +272,44 @@ def transfer_log(context, page) -> dict[str, int]:
     return sizes
 
 
+#: Issue 38's budget for a page's first load: the bytes on the wire (gzip) of every response
+#: that finished by the load event, in either edition.
+FIRST_LOAD_BUDGET_BYTES = 650_000
+
+
+class LoadEventLog:
+    """Each response's bytes on the wire (as :func:`transfer_log`) with the time it finished,
+    and the time of the page's load event, recorded through CDP from before the page is
+    opened; :meth:`first_load` is what finished by the load event (``{url: bytes}``)."""
+
+    def __init__(self, context, page):
+        self.cdp = context.new_cdp_session(page)
+        self.cdp.send("Network.enable")
+        self.cdp.send("Page.enable")
+        self.urls: dict[str, str] = {}
+        self.finished: list[tuple[float, str, int]] = []  # (CDP time, url, bytes)
+        self.load_time: float | None = None
+        self.cdp.on("Network.requestWillBeSent",
+                    lambda e: self.urls.__setitem__(e["requestId"], e["request"]["url"]))
+        self.cdp.on("Network.loadingFinished", lambda e: self.finished.append(
+            (e["timestamp"], self.urls.get(e["requestId"], e["requestId"]),
+             int(e["encodedDataLength"]))))
+        self.cdp.on("Page.loadEventFired", self._loaded)
+
+    def _loaded(self, event) -> None:
+        if self.load_time is None:  # the first load, not a later navigation
+            self.load_time = event["timestamp"]
+
+    def first_load(self) -> dict[str, int]:
+        if self.load_time is None:
+            raise RuntimeError("the page has not fired its load event")
+        sizes: dict[str, int] = {}
+        for time, url, n in self.finished:
+            if time <= self.load_time:
+                sizes[url] = sizes.get(url, 0) + n
+        return sizes
+
+
 def idle_scroll(pages: list, seconds: float = 10.0, steps: int = 40) -> None:
     """A reader who scrolls from the top to the bottom of the page in ``seconds``, touching
     nothing (wheel events, as a reader's mouse or trackpad sends); several ``pages`` are

@@ -160,7 +160,29 @@
     later();
   }
 
+  // A display equation wider than the column scrolls sideways: a keyboard must reach it
+  // (MathJax's menu, which the site no longer loads, made every equation focusable)
+  function scrollableMathFocusable() {
+    var mj = window.MathJax;
+    if (!mj || !mj.startup || !mj.startup.promise) return;
+    function mark() {
+      document.querySelectorAll('mjx-container[display="true"]').forEach(function (m) {
+        if (m.scrollWidth > m.clientWidth + 1) m.setAttribute("tabindex", "0");
+        else if (m.getAttribute("tabindex") === "0") m.removeAttribute("tabindex");
+      });
+    }
+    var pending = null;
+    mj.startup.promise.then(function () {
+      mark();
+      window.addEventListener("resize", function () {
+        window.clearTimeout(pending);
+        pending = window.setTimeout(mark, 150);
+      });
+    });
+  }
+
   function main() {
+    scrollableMathFocusable();
     fixLandmarks();
     figuresOpenFullScreen();
     backToTopNeverOverAFigure();

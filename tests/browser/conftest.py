@@ -3,7 +3,14 @@ import os
 import pytest
 
 # the helpers live in site/ so that benchmarks/bench_site.py uses them without test code
-from posenc_site.sitecheck import SCREENSHOTS, SITE, chromium, content_pages, serve
+from posenc_site.sitecheck import (
+    SCREENSHOTS,
+    SITE,
+    LoadEventLog,
+    chromium,
+    content_pages,
+    serve,
+)
 
 if not (SITE / "index.html").exists():
     raise pytest.UsageError(f"{SITE} has no built site: run `make book` before the browser tests")
@@ -43,6 +50,7 @@ class Visit:
         self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(
             f"{m.text} [{m.location.get('url', '')}]"))
         self.page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+        self.transfers = LoadEventLog(self.context, self.page)  # the first load's bytes
         self.response = self.page.goto(f"{base_url}/{path}", wait_until="networkidle")
         self.page.wait_for_function("document.readyState === 'complete'")
 

@@ -11,6 +11,7 @@ import statistics
 import pytest
 import yaml
 from posenc_site.sitecheck import (
+    FIRST_LOAD_BUDGET_BYTES,
     FRAME_SLIDERS,
     JS_ARM_LATENCY,
     JS_FIGURE_BACKGROUNDS,
@@ -118,6 +119,17 @@ def _english_only(page_path: str, why: str) -> None:
         pytest.skip(why)
 
 
+def test_first_load_is_within_budget(reader):
+    """Issue 38: every page's first load, the bytes on the wire (gzip) of what finished by the
+    load event, is at most 650 KB, in both editions: the page shell (theme, MathJax, icon
+    font: posenc_site.shell) plus the chapter."""
+    first = reader.transfers.first_load()
+    total = sum(first.values())
+    heaviest = sorted(first.items(), key=lambda kv: -kv[1])[:5]
+    assert total <= FIRST_LOAD_BUDGET_BYTES, (total, heaviest)
+    assert any(url.endswith(".html") for url in first)  # the page itself was counted
+
+
 def test_chapter_offers_its_notebook_download(reader, page_path):
     folder = SITE / ("zh" if _edition(page_path) == "zh" else "")
     source = folder / "_sources" / "book" / page_path.split("/")[-1].replace(".html", ".ipynb")
@@ -139,6 +151,40 @@ def test_images_load_and_math_is_typeset(reader):
     math = v.page.evaluate(JS_MATH_STATE)
     assert math["untypeset"] == [], "math left as raw TeX"
     assert math["raw"] == [], "TeX source visible in the page text"
+
+
+# every icon drawn from a Font Awesome font: its family, weight and code point
+JS_ICONS = """() => {
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (el.closest('.highlight, mjx-container')) continue;
+    for (const pseudo of ['::before', '::after']) {
+      const s = getComputedStyle(el, pseudo);
+      if (!s.fontFamily.includes('Font Awesome')) continue;
+      const m = /^"(.)"$/u.exec(s.content);
+      if (m) out.push([s.fontFamily, s.fontWeight, m[1].codePointAt(0), el.className]);
+    }
+  }
+  return out;
+}"""
+
+
+def test_every_icon_has_its_glyph_in_the_cut_icon_font(reader, page_path):
+    """posenc_site.shell cuts the theme's icon fonts to the glyphs the site names; each icon
+    the page draws (shown or hidden) must still be in the font it is drawn from."""
+    from fontTools.ttLib import TTFont
+    from posenc_site.shell import ICON_FONTS
+
+    edition = SITE / "zh" if page_path.startswith("zh/") else SITE
+    fonts = edition / "_static" / ICON_FONTS
+    cmap = {("Free", "900"): set(TTFont(fonts / "fa-solid-900.woff2").getBestCmap()),
+            ("Free", "400"): set(TTFont(fonts / "fa-regular-400.woff2").getBestCmap()),
+            ("Brands", "400"): set(TTFont(fonts / "fa-brands-400.woff2").getBestCmap())}
+    icons = reader.page.evaluate(JS_ICONS)
+    assert icons, "no icon found: the check would pass on nothing"
+    missing = [(family, weight, hex(code), cls) for family, weight, code, cls in icons
+               if code not in cmap[("Brands" if "Brands" in family else "Free", weight)]]
+    assert missing == []
 
 
 def test_figures_fill_the_column_at_two_device_px(reader):
