@@ -8,20 +8,12 @@ from hypothesis import strategies as st
 from posenc.compare import METHODS
 from posenc.course.figures.absolute import (
     INJECTION_POINTS,
-    draw_dot_product,
     draw_injection_schematic,
-    draw_pe_heatmap,
     draw_stretched_columns,
-    draw_wavelengths,
     running_mean,
 )
 from posenc.course.figures.style import METHOD_COLORS
 from posenc.nn.absolute import interpolate_table
-from posenc.sinusoidal import (
-    sinusoidal_dot_product,
-    sinusoidal_encoding,
-    sinusoidal_wavelengths,
-)
 
 
 @given(values=st.lists(st.floats(-1e3, 1e3), min_size=9, max_size=60),
@@ -48,42 +40,6 @@ def test_running_mean_bad_input():
         running_mean(np.ones((4, 4)), 3)
     with pytest.raises(TypeError, match="window"):
         running_mean(np.arange(10.0), 2.5)
-
-
-@pytest.mark.parametrize("d_model,base", [(16, 1e6), (64, 10000.0), (512, 10.0)])
-def test_heatmap_shows_the_table(fig, d_model, base):
-    ax = draw_pe_heatmap(fig, d_model, base, num_positions=100)
-    image = ax.get_images()[0]
-    np.testing.assert_allclose(image.get_array(), sinusoidal_encoding(100, d_model, base))
-    assert image.get_clim() == (-1, 1)
-    assert f"d_model={d_model}" in ax.get_title()
-    # the fixture figure is ~500 px wide: 512 columns are resampled, 64 are drawn cell by cell
-    assert image.get_interpolation() == ("hanning" if d_model == 512 else "nearest")
-
-
-@pytest.mark.parametrize("d_model,base", [(16, 10.0), (64, 10000.0), (512, 1e6)])
-def test_wavelength_plot_data_and_count(fig, d_model, base):
-    ax = draw_wavelengths(fig, d_model, base, seq_len=128)
-    line = ax.get_lines()[0]
-    np.testing.assert_allclose(line.get_xdata(), np.arange(0, d_model, 2))
-    np.testing.assert_allclose(10 ** line.get_ydata(), sinusoidal_wavelengths(d_model, base))
-    slow = int((sinusoidal_wavelengths(d_model, base) > 128).sum())
-    assert f"({slow}/{d_model // 2} pairs > 128)" in ax.get_title()
-    reference_levels = [line.get_ydata()[0] for line in ax.get_lines()[1:]]
-    np.testing.assert_allclose(reference_levels, [np.log10(128), np.log10(2 * np.pi)])
-    low, high = ax.get_ylim()  # one fixed range holds every frame of the course's sliders
-    assert low < line.get_ydata().min() and high > line.get_ydata().max()
-
-
-def test_dot_product_plot_data(fig):
-    ax = draw_dot_product(fig, 64, 10000.0, max_distance=100, window=11)
-    curve, smooth = ax.get_lines()[:2]
-    k = np.arange(-100, 101)
-    np.testing.assert_array_equal(curve.get_xdata(), k)
-    np.testing.assert_allclose(curve.get_ydata(), sinusoidal_dot_product(k, 64) / 32)
-    np.testing.assert_allclose(curve.get_ydata(), curve.get_ydata()[::-1])  # symmetric in k
-    np.testing.assert_array_equal(smooth.get_xdata(), k[5:-5])
-    np.testing.assert_allclose(smooth.get_ydata(), running_mean(curve.get_ydata(), 11))
 
 
 def test_stretched_columns_plot_the_interpolated_table(fig):

@@ -88,32 +88,14 @@ def test_text_is_at_least_11_css_px_at_the_column_width(draw, values, figsize):
 
 
 def test_a_frame_carries_two_device_px_per_css_px_of_the_column():
+    # a sample figure of the course's style (chapter 3's stretched table, a slider figure)
+    values = {"table": sample_data()["table"], "new_length": 128}
     with plt.rc_context(COURSE_RC):
-        fig = _draw(absolute.draw_dot_product, {"d_model": 64, "base": 1e4}, (6.88, 3.2))
+        fig = _draw(absolute.draw_stretched_columns, values, (6.88, 3.4))
         data = figure_bytes(fig, "webp", width_px=round(6.88 * FRAME_DPI))
         plt.close(fig)
     with Image.open(io.BytesIO(data)) as img:
         assert img.format == "WEBP" and img.width == 2 * COLUMN_CSS_PX
-
-
-@pytest.mark.parametrize("d_model", [256, 1024])
-def test_wide_heatmaps_are_resampled_not_aliased(d_model):
-    """A table with more columns than 4 px each is filtered: its fastest columns (which
-    alternate faster than the pixels can show) come out near the colour of 0, instead of
-    the slow false stripes that subsampling (moire) draws."""
-    with plt.rc_context(COURSE_RC):
-        fig = _draw(absolute.draw_pe_heatmap, {"d_model": d_model, "base": 10000.0},
-                    (6.88, 3.4))
-        image = fig.axes[0].get_images()[0]
-        assert image.get_interpolation() != "nearest"
-        plt.close(fig)
-
-
-def test_narrow_heatmaps_draw_every_cell():
-    with plt.rc_context(COURSE_RC):
-        fig = _draw(absolute.draw_pe_heatmap, {"d_model": 64, "base": 10000.0}, (6.88, 3.4))
-        assert fig.axes[0].get_images()[0].get_interpolation() == "nearest"
-        plt.close(fig)
 
 
 def _srgb_to_lightness(rgb):

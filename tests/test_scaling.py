@@ -432,13 +432,6 @@ def test_draw_functions_show_every_method_and_count_unseen_pairs():
             "yarn: 0 unseen", "llama3: 0 unseen"} <= set(labels)
     assert "m=32768" in fig.axes[0].get_title()
     plt.close(fig)
-    fig = plt.figure()
-    figs.draw_frequency_ratios(fig, factor=4, base=5e5)
-    lines = fig.axes[0].get_lines()
-    linear = next(ln for ln in lines if ln.get_label() == "linear")
-    np.testing.assert_allclose(linear.get_ydata(), 0.25)
-    assert {ln.get_label() for ln in lines} >= {"default", "linear", "ntk", "yarn", "llama3"}
-    plt.close(fig)
     for draw in (figs.draw_turns_within_context, figs.draw_short_range_scores):
         fig = plt.figure()
         draw(fig)

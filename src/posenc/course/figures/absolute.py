@@ -2,29 +2,23 @@
 
 Each ``draw_*(fig, ...)`` draws into a fresh matplotlib figure, so it can be handed
 to :func:`posenc.course.figures.sliders.slider_figure` (the slider values are its keyword
-arguments) or called once for a static figure. The numbers come from
-:mod:`posenc.sinusoidal` and :mod:`posenc.nn`: nothing is computed twice.
+arguments) or called once for a static figure. The numbers come from :mod:`posenc.nn`:
+nothing is computed twice. Chapter 2's sinusoidal figures are live ones, drawn in the
+reader's browser (:data:`posenc.course.figures.live.LIVE`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import MaxNLocator
 
 from ..._validation import check_int
-from ...sinusoidal import sinusoidal_dot_product, sinusoidal_encoding, sinusoidal_wavelengths
-from .sliders import format_value
-from .style import COLORS, DIVERGING, METHOD_COLORS
+from .style import COLORS, METHOD_COLORS
 
 __all__ = [
     "running_mean",
-    "draw_pe_heatmap",
-    "draw_wavelengths",
-    "draw_dot_product",
     "draw_stretched_columns",
     "draw_injection_schematic",
     "INJECTION_POINTS",
-    "MIN_PX_PER_CELL",
 ]
 
 
@@ -33,6 +27,8 @@ def running_mean(values, window: int) -> np.ndarray:
 
     Shape: ``[len(values) - window + 1]``: entry ``j`` averages
     ``values[j : j + window]``, i.e. it belongs to the centre sample ``j + window // 2``.
+    The live dot-product figure's running mean (``runningMean`` in ``posenc-live.js``) is
+    tested against it.
     """
     window = check_int("window", window)
     if window % 2 == 0:
@@ -43,99 +39,6 @@ def running_mean(values, window: int) -> np.ndarray:
                          f"got shape {values.shape}")
     cumsum = np.concatenate([[0.0], np.cumsum(values)])
     return (cumsum[window:] - cumsum[:-window]) / window
-
-
-def draw_pe_heatmap(fig, d_model: int, base: float, num_positions: int = 128):
-    """Heatmap of the sinusoidal table: positions down, dimensions across.
-
-    Shows ``sinusoidal_encoding(num_positions, d_model, base)`` on a fixed colour
-    scale ``[-1, 1]`` in 16 levels of the course's perceptually uniform diverging map
-    (:data:`posenc.course.figures.style.DIVERGING`). Where the frame has at least
-    :data:`MIN_PX_PER_CELL` pixels per column, every cell is drawn crisp (no blending
-    of a sin column into its cos neighbour); a wider table is resampled with an
-    anti-aliasing filter before colour mapping, never subsampled, which would draw
-    moire stripes that are not in the data. Returns the axes.
-    """
-    pe = sinusoidal_encoding(num_positions, d_model, base)  # [positions, d_model]
-    ax = fig.add_subplot()
-    # 16 colour levels, applied after resampling: a frame compresses to a third, and the
-    # bands still show every stripe
-    image = ax.imshow(pe, aspect="auto", cmap=DIVERGING.resampled(16), vmin=-1, vmax=1,
-                      interpolation="nearest", interpolation_stage="data")
-    ax.set_xlabel("dimension (column 2i = sin, 2i+1 = cos)")
-    ax.set_ylabel("position p")
-    ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))  # fewer labels, faster frames
-    ax.yaxis.set_major_locator(MaxNLocator(4, integer=True))
-    ax.grid(False)
-    ax.set_title(f"PE heatmap: d_model={d_model}, base={format_value(base)}")
-    colorbar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, ticks=[-1, 0, 1])
-    colorbar.ax.minorticks_off()
-    axes_px = ax.get_position().width * fig.get_figwidth() * fig.dpi  # after the colorbar
-    if axes_px / d_model < MIN_PX_PER_CELL:
-        image.set_interpolation("hanning")
-    return ax
-
-
-#: Fewer image pixels per heatmap cell than this and nearest-neighbour drawing aliases.
-MIN_PX_PER_CELL = 4
-
-_DECADE_LABELS = ["10", "100", "1k", "10k", "100k", "1M", "10M"]
-
-
-def draw_wavelengths(fig, d_model: int, base: float, seq_len: int = 128):
-    """Wavelength ``2 pi base^(2i/d)`` of every sin/cos pair, on a log scale.
-
-    Dashed line: the sequence length ``seq_len`` (pairs above it do not complete
-    one cycle over the sequence); dotted line: ``2 pi``, the shortest wavelength.
-    The y-range is fixed for every ``d_model`` and ``base`` of the course's sliders.
-    (It plots ``log10`` of the wavelength on a linear axis labelled in decades:
-    the same picture as a log axis at half the drawing time.) Returns the axes.
-    """
-    wavelengths = sinusoidal_wavelengths(d_model, base)  # [ceil(d/2)]
-    columns = np.arange(0, d_model, 2)
-    slow = int(np.sum(wavelengths > seq_len))
-    ax = fig.add_subplot()
-    ax.plot(columns, np.log10(wavelengths), "o-", color=METHOD_COLORS["sinusoidal"],
-            markersize=3 if d_model <= 64 else 0, linewidth=1.5)
-    ax.axhline(np.log10(seq_len), color=COLORS[3], linestyle="--", linewidth=1)
-    ax.axhline(np.log10(2 * np.pi), color="#555555", linestyle=":", linewidth=1)
-    ax.text(0.01 * d_model, np.log10(seq_len) + 0.12, f"sequence length {seq_len}",
-            color=COLORS[3], fontsize=9)
-    ax.text(0.99 * d_model, np.log10(2 * np.pi) + 0.12, "2π (pair 0)", color="#555555",
-            fontsize=9, ha="right")
-    ax.set_yticks(np.arange(1, 8), _DECADE_LABELS)
-    ax.set_ylim(0.3, 7.5)
-    ax.set_xlim(-0.02 * d_model, 1.02 * d_model)
-    ax.set_xlabel("column 2i of the pair")
-    ax.set_ylabel("wavelength (positions)")
-    ax.set_title(f"Wavelengths: d_model={d_model}, base={format_value(base)} "
-                 f"({slow}/{len(wavelengths)} pairs > {seq_len})")
-    return ax
-
-
-def draw_dot_product(fig, d_model: int, base: float, max_distance: int = 256,
-                     window: int = 31):
-    """``PE[p] . PE[p+k] / (d_model / 2)`` against the distance ``k``, with its running mean.
-
-    The curve is symmetric in ``k`` and oscillates; the dashed running mean over
-    ``window`` distances shows the decay that holds only on average. Returns the axes.
-    """
-    k = np.arange(-max_distance, max_distance + 1)
-    similarity = sinusoidal_dot_product(k, d_model, base) / (d_model / 2)
-    smooth = running_mean(similarity, window)
-    ax = fig.add_subplot()
-    ax.plot(k, similarity, color=METHOD_COLORS["sinusoidal"], linewidth=1.0,
-            label="PE[p]·PE[p+k] / (d/2)")
-    ax.plot(k[window // 2 : len(k) - window // 2], smooth, color=COLORS[1], linestyle="--",
-            linewidth=1.8, label=f"running mean ({window} distances)")
-    ax.axhline(0, color="#888888", linewidth=0.8)
-    ax.set_ylim(-0.7, 1.05)
-    ax.set_xlim(-max_distance, max_distance)
-    ax.set_xlabel("distance k")
-    ax.set_ylabel("normalised dot product")
-    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
-    ax.set_title(f"PE[p]·PE[p+k]: d_model={d_model}, base={format_value(base)}")
-    return ax
 
 
 def draw_stretched_columns(fig, table, new_length: int, columns=(3, 5, 9)):

@@ -1,4 +1,7 @@
-"""Draw functions for the slider figures of the RoPE and ALiBi chapters.
+"""Draw functions for the slider figures of the RoPE chapter, and :func:`slope_label`, the
+exact name of an ALiBi slope that chapter 6 prints. (Chapter 4's RoPE angles and chapter 6's
+ALiBi figures are live ones, drawn in the reader's browser:
+:data:`posenc.course.figures.live.LIVE`.)
 
 Each ``draw_*(fig, **values)`` draws into a fresh matplotlib figure, the way
 :func:`posenc.course.figures.sliders.slider_figure` calls it. The axes limits are fixed across
@@ -10,26 +13,20 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import matplotlib as mpl
 import numpy as np
 
 from ..._validation import check_float, check_int
-from ...alibi import alibi_bias, alibi_slopes
-from ...rope import apply_rope, rope_angles, rope_relative_upper_bound
+from ...rope import apply_rope, rope_relative_upper_bound
 from .sliders import format_value
 from .style import COLORS, METHOD_COLORS
 
 __all__ = [
     "draw_rope_pair",
-    "draw_rope_angles",
     "draw_rope_decay",
-    "draw_alibi_slopes",
-    "draw_alibi_bias",
     "slope_label",
 ]
 
 ROPE = METHOD_COLORS["rope"]
-ALIBI = METHOD_COLORS["alibi"]
 GREY = "#888888"
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -92,27 +89,6 @@ def draw_rope_pair(fig, position: int, theta: float = 0.5, max_position: int = 1
     fig.subplots_adjust(top=0.8)
 
 
-def draw_rope_angles(fig, base: float, head_dim: int, position: int):
-    """Where every pair ``i`` points at ``position``: the angle ``position * theta_i`` modulo
-    ``2 pi``, coloured by whether the pair has completed a full turn yet."""
-    position = check_int("position", position)
-    angles = rope_angles(np.array([position]), head_dim, base)[0]  # [head_dim // 2]
-    pairs = np.arange(len(angles))
-    turned = angles >= 2 * np.pi
-    ax = fig.add_subplot()
-    ax.plot(pairs[turned], np.mod(angles[turned], 2 * np.pi), "o", ms=4, color=ROPE,
-            label=f"≥ 1 full turn ({int(turned.sum())} pairs)")
-    ax.plot(pairs[~turned], angles[~turned], "o", ms=4, color=COLORS[0],
-            label=f"< 1 turn: the angle is m·θᵢ itself ({int((~turned).sum())} pairs)")
-    ax.set(xlabel="pair i", ylabel="angle mod 2π (rad)", ylim=(-0.2, 2 * np.pi + 0.2),
-           xlim=(-0.5, len(angles) - 0.5), yticks=[0, np.pi / 2, np.pi, 1.5 * np.pi, 2 * np.pi],
-           yticklabels=["0", "π/2", "π", "3π/2", "2π"])
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8,
-              frameon=False)
-    ax.set_title(f"RoPE angles: base={format_value(base)}, head_dim={head_dim}, "
-                 f"position={position}")
-
-
 def draw_rope_decay(fig, base: float, head_dim: int = 128, max_distance: int = 100_000,
                     reference_base: float = 10000.0):
     """RoFormer's upper bound against relative distance (log axis): the bound itself (thin)
@@ -151,51 +127,3 @@ def slope_label(slope: float) -> str:
     if abs(exponent - round(exponent)) < 1e-9:  # 2**-4 computed as (2**-0.5)**8 is not exact
         return str(Fraction(2.0 ** round(exponent)).limit_denominator(1 << 20))
     return f"2^{exponent:.6g}"
-
-
-def draw_alibi_slopes(fig, num_heads: int):
-    """ALiBi's slopes per head on a log scale, marking which come from the ``2c`` sequence
-    when ``num_heads`` is not a power of two; the naive ``2^(-8h/n)`` in grey."""
-    num_heads = check_int("num_heads", num_heads)
-    slopes = alibi_slopes(num_heads)
-    heads = np.arange(1, num_heads + 1)
-    c = 2 ** int(np.floor(np.log2(num_heads)))
-    ax = fig.add_subplot()
-    ax.semilogy(heads, 2.0 ** (-8.0 * heads / num_heads), "--", color="#bbbbbb", lw=1,
-                label="2^(−8h/n), not used")
-    ax.semilogy(heads[:c], slopes[:c], "o", color=ALIBI, ms=6,
-                label=f"geometric, as for {c} heads")
-    if c < num_heads:
-        ax.semilogy(heads[c:], slopes[c:], "s", color=COLORS[1], ms=6,
-                    label=f"odd terms of the {2 * c}-head sequence")
-    for h, s in zip(heads, slopes, strict=True):
-        if num_heads <= 8:
-            ax.annotate(slope_label(s), (h, s), textcoords="offset points", xytext=(6, 3),
-                        fontsize=8)
-    ax.set(xlabel="head h", ylabel="slope m", ylim=(2 ** -9, 1.5), xlim=(0.5, 16.5),
-           xticks=range(1, 17))
-    _log_ticks(ax.yaxis, range(-8, 1, 2), base=2)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=8,
-              frameon=False)
-    ax.set_title(f"ALiBi slopes, num_heads={num_heads}")
-
-
-def draw_alibi_bias(fig, num_heads: int, head: int, length: int):
-    """The causal bias matrix of one head (1-based ``head``). The colour scale depends on
-    ``length`` only, so heads compare directly; grey cells are masked (``-inf``)."""
-    num_heads = check_int("num_heads", num_heads)
-    head = check_int("head", head)
-    if head > num_heads:
-        raise ValueError(f"head must be in 1 .. num_heads={num_heads}, got {head}")
-    bias = alibi_bias(num_heads, length)[head - 1]  # [length, length]
-    slope = alibi_slopes(num_heads)[head - 1]
-    ax = fig.add_subplot()
-    cmap = mpl.colormaps["viridis"].with_extremes(bad="#d9d9d9")
-    low = -(length - 1) * 2 ** -0.5  # the most negative value of any head shown
-    image = ax.imshow(np.ma.masked_invalid(bias), cmap=cmap, vmin=low, vmax=0,
-                      interpolation="nearest")
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.03, label="bias")
-    ax.set(xlabel="key j", ylabel="query i")
-    ax.grid(False)
-    ax.set_title(f"heads={num_heads}, head {head}: slope m = {slope_label(slope)}"
-                 f" = {slope:.4g}, length={length}", fontsize=10)

@@ -27,7 +27,6 @@ __all__ = [
     "SCALING_STYLES",
     "scaled_frequency_table",
     "draw_turns_within_context",
-    "draw_frequency_ratios",
     "draw_turns_at_position",
     "draw_short_range_scores",
     "seen_distances",
@@ -75,11 +74,6 @@ def scaled_frequency_table(factor: float, base: float = 10000.0, head_dim: int =
             for m in SCALING_METHODS}
 
 
-def _unseen_pair_index(head_dim: int, base: float, length0: float) -> float:
-    """Fractional pair index whose default wavelength equals ``length0``."""
-    return head_dim * np.log(length0 / (2 * np.pi)) / (2 * np.log(base))
-
-
 def draw_turns_within_context(fig, head_dim: int = 128, base: float = 10000.0,
                               original_max_position_embeddings: int = 4096,
                               factor: float = 8.0):
@@ -104,42 +98,6 @@ def draw_turns_within_context(fig, head_dim: int = 128, base: float = 10000.0,
     ax.set(xlabel="pair index i", ylabel="full turns  L·θᵢ / 2π", xlim=(-1, pairs[-1] + 1))
     ax.legend(fontsize=8, loc="upper right", frameon=True, framealpha=0.9)
     ax.set_title(f"Turns per pair (head_dim={head_dim}, base={base:g}, s={factor:g})")
-
-
-def draw_frequency_ratios(fig, factor: float, base: float, head_dim: int = 128,
-                          original_max_position_embeddings: int = 4096):
-    """Every method's frequency divided by the default one, per pair (log scale).
-
-    1 means "unchanged", ``1/s`` "divided by the factor". The dotted vertical line
-    marks the pair whose default wavelength equals ``L0``: pairs to its right never
-    complete a turn during training. ``dynamic`` is shown at ``seq_len = s * L0``.
-    """
-    length0 = original_max_position_embeddings
-    table = scaled_frequency_table(factor, base, head_dim, length0)
-    theta = table["default"]
-    pairs = np.arange(head_dim // 2)
-    ax = fig.add_subplot()
-    for method, inv in table.items():
-        label = "dynamic (at L = s·L0)" if method == "dynamic" else method
-        ax.semilogy(pairs, inv / theta, color=SCALING_COLORS[method], lw=1.8,
-                    ls=SCALING_STYLES[method], label=label)
-    ax.axhline(1 / factor, color="#888888", lw=0.8, ls=":")
-    cut = _unseen_pair_index(head_dim, base, length0)
-    if 0 <= cut <= pairs[-1]:
-        ax.axvline(cut, color="#888888", lw=1, ls=":")
-        ax.text(cut + 0.6, 1.15, "wavelength = L0 →", fontsize=8, color="#555555",
-                va="bottom")
-    lowest = min(float((inv / theta).min()) for inv in table.values())
-    ax.set_ylim(0.6 * lowest, 1.7)
-    ticks = sorted({1.0, 1 / factor, *([lowest] if lowest < 0.8 / factor else [])})
-    ax.set_yticks(ticks)
-    ax.set_yticklabels(["1" if t == 1 else f"1/{factor:g}" if t == 1 / factor
-                        else f"1/{1 / t:.0f}" for t in ticks])
-    ax.minorticks_off()
-    ax.set(xlabel="pair index i (fast → slow)", ylabel="θ′ᵢ / θᵢ", xlim=(-1, pairs[-1] + 1))
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
-    ax.set_title(f"New frequency ÷ default: s={factor:g}, base={base:g}, L0={length0}",
-                 fontsize=10)
 
 
 def draw_turns_at_position(fig, position: int, factor: float, base: float = 10000.0,
