@@ -158,10 +158,15 @@ def test_head_curves_read_each_seed_from_its_own_checks():
         t4.head_curves(made, "a", 2)
     with pytest.raises(ValueError, match="key must be one of"):
         t4.formation_step(made, "a", "copying", 0.5)
-    # a file that kept only the first seed's scores (in its history) has seed 0 alone
-    assert "previous_token" not in RESULTS["variants"]["rope"]["check_by_seed"][0]
+    # a file that kept only the first seed's scores (in its history, as take four's results
+    # did before every check recorded them) has seed 0 alone
+    history = {"check_step": [50, 100], **{k: v for k, v in made["variants"]["a"][
+        "check_by_seed"][0].items() if k not in ("step", "right")}}
+    older = {"variants": {"a": {**made["variants"]["a"], "history": history,
+                                "check_by_seed": [{"step": [50, 100], "right": [100, 500]}] * 2}}}
+    assert t4.head_curves(older, "a", 0) == first
     with pytest.raises(ValueError, match="first seed only"):
-        t4.head_curves(RESULTS, "rope", 1)
+        t4.head_curves(older, "a", 1)
 
 
 def _sweep_run(rate, steps):
