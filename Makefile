@@ -92,11 +92,9 @@ translations: $(STAMP)
 	$(BIN)/python -m posenc_site.i18n update
 	-$(BIN)/python -m posenc_site.i18n check
 
-# fonts: the unit tests draw Chinese figures (tests/test_i18n.py). Two pytest-xdist workers:
-# in make test the reader's local path beside them waits on pip and JupyterLab most of its
-# 2 minutes, and one worker alone left a core idle for 3 of the unit tests' 5.
+# fonts: the unit tests draw Chinese figures (tests/test_i18n.py)
 unit: $(STAMP) fonts
-	$(BIN)/python -m pytest tests -q --ignore=tests/browser --ignore=tests/local -n 2
+	$(BIN)/python -m pytest tests -q --ignore=tests/browser --ignore=tests/local
 
 # Every notebook runs, with its exercises' solutions after its last cell, in the build's own
 # execution (posenc_site.execute: only the notebooks not already run with their current code),
