@@ -42,8 +42,7 @@ def test_chapter_8_runs_top_to_bottom_solutions_included(monkeypatch, tmp_path):
     before = set(POSITIONS)
     try:
         for n, source in enumerate(code):
-            source = "\n".join(line for line in source.splitlines()
-                               if not line.lstrip().startswith(("%", "!")))
+            source = notebooks.code_without_magics(source)
             try:
                 exec(compile(source, f"<chapter 8, block {n}>", "exec"), namespace)
             except Exception as error:  # name the block: the chapter is long

@@ -374,7 +374,8 @@ def drop_solution_cells(nb) -> int:
     return dropped
 
 
-def _code_without_magics(source: str) -> str:
+def code_without_magics(source: str) -> str:
+    """A cell's Python without its IPython lines (``%`` magics, ``!`` shell commands)."""
     return "\n".join(line for line in source.splitlines()
                      if not line.lstrip().startswith(("%", "!")))
 
@@ -382,7 +383,7 @@ def _code_without_magics(source: str) -> str:
 def _bound_names(source: str) -> set[str]:
     """Names a cell binds at any depth (assignments, imports, definitions, arguments)."""
     bound = set()
-    for node in ast.walk(ast.parse(_code_without_magics(source))):
+    for node in ast.walk(ast.parse(code_without_magics(source))):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             bound.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -395,7 +396,7 @@ def _bound_names(source: str) -> set[str]:
 
 
 def _read_names(source: str) -> set[str]:
-    return {node.id for node in ast.walk(ast.parse(_code_without_magics(source)))
+    return {node.id for node in ast.walk(ast.parse(code_without_magics(source)))
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
 
 
@@ -404,13 +405,14 @@ def solution_scope_problems(nb) -> list[str]:
     exercise: a name it reads (not bound by itself, not a builtin) that no code cell before
     the exercise binds, or that a code cell after it binds again. Empty when none."""
     problems = []
-    code = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    bound = [(i, _bound_names(c.source)) for i, c in enumerate(nb.cells)
+             if c.cell_type == "code"]  # each cell parsed once, not once per solution
     for index, label, solution in solutions(nb):
         if not solution:
             continue
         reads = _read_names(solution) - _bound_names(solution) - set(dir(builtins))
-        before = set().union(*(_bound_names(src) for i, src in code if i < index))
-        after = set().union(*(_bound_names(src) for i, src in code if i > index))
+        before = set().union(*(names for i, names in bound if i < index))
+        after = set().union(*(names for i, names in bound if i > index))
         if reads - before:
             problems.append(f"{label} reads {sorted(reads - before)}, bound only after it")
         if reads & after:
