@@ -169,20 +169,25 @@ def test_figure_alt_says_what_the_figure_says():
 
 
 def test_each_job_after_the_build_does_its_own_part(tmp_path):
-    """_finish_pages's jobs one by one: a page rewritten for its edition (theme script gone,
-    the switch to the other edition, lazy static figures, frames moved out), and the frame
+    """_finish_pages's jobs one by one: a page rewritten for its edition (theme script and,
+    but on the search page, search scripts gone, the switch to the other edition, lazy static
+    figures, frames moved out), and the frame
     files no page uses any more deleted, the used ones kept."""
     from posenc_site.pages import _remove_stale_frames, _rewrite_page
 
     frames = [bytes([i]) * 30_000 for i in range(3)]
     page = ('<html><head><script defer src="_static/scripts/fontawesome.js?v=1"></script>'
-            '</head><body><div class="article-header-buttons"></div>'
+            '<script src="searchindex.js"></script></head>'
+            '<body><div class="article-header-buttons"></div>'
             '<img alt="../_images/x.png" src="../_images/x.png">'
             + _page(frames, selected=0) + "</body></html>")
     folder = tmp_path / "posenc-frames"
     kwargs = dict(lang="en", language="en", caption=lambda c: c, alts={})
     out, used = _rewrite_page(page, folder, rel_path="04_rope.html", **kwargs)
     assert "fontawesome.js" not in out and 'href="zh/04_rope.html"' in out
+    assert "searchindex.js" not in out  # the search page alone keeps the search scripts
+    search, _ = _rewrite_page(page, folder, rel_path="search.html", **kwargs)
+    assert '<script src="searchindex.js"></script>' in search
     assert '<img loading="lazy" decoding="async" alt="../_images/x.png"' in out
     assert len(used) == 2 and {p.name for p in folder.iterdir()} == used
     again, used_again = _rewrite_page(out, folder, rel_path="04_rope.html", **kwargs)

@@ -65,6 +65,9 @@ INLINE_FIGURE_BYTES = 40_000
 _PREFIX = MODEL_PREFIX
 #: Each edition's folder under the site's root, and how its switch names it.
 EDITIONS = {"en": ("", "English", "en"), "zh_CN": ("zh/", "中文", "zh-CN")}
+_SEARCH_SCRIPTS = re.compile(
+    r'\s*<script src="(?:\.\./)*(?:_static/searchtools\.js|_static/language_data\.js|'
+    r'searchindex\.js)"></script>')
 _HEADER_BUTTONS = '<div class="article-header-buttons">'
 _HEAD_END = "</head>"
 
@@ -279,7 +282,7 @@ def toc_captions(app):
                                            quote=False)
 
 
-def _own_pages(outdir: Path, language: str):
+def own_pages(outdir: Path, language: str):
     """The HTML pages of this build: the English build skips the other editions' folders."""
     others = [outdir / folder for key, (folder, _, _) in EDITIONS.items()
               if folder and key != edition(language)]
@@ -309,12 +312,12 @@ def _finish_pages(app, exception):
 
 
 def _rewrite_pages(app, outdir: Path, lang: str, alts: dict[str, str]) -> dict[Path, set[str]]:
-    """Rewrite each page of this build (:func:`_own_pages`) with :func:`_rewrite_page`,
+    """Rewrite each page of this build (:func:`own_pages`) with :func:`_rewrite_page`,
     writing only those that changed; returns ``{frames folder: the frame files its pages
     use}``."""
     used: dict[Path, set[str]] = {}
     caption = toc_captions(app)
-    for page in _own_pages(outdir, app.config.language):
+    for page in own_pages(outdir, app.config.language):
         text = page.read_text(encoding="utf-8")
         rel_path = page.relative_to(outdir).as_posix()
         redirect = page.name == "index.html" and page.parent == outdir
@@ -335,10 +338,13 @@ def _rewrite_page(html: str, frames: Path, *, lang: str, language: str, caption,
     (:func:`interface_language`) in ``lang``, each static figure's alt text from ``alts``
     (:func:`describe_images`), Latin kept italic in Chinese emphasis
     (:func:`latin_in_emphasis`), the language switch (:func:`language_switch`; none when
-    ``rel_path`` is ``None``: the root's redirect page), static figures loaded lazily, and
-    the slider frames moved to ``frames`` (:func:`extract_frames`). Returns the new HTML
-    and the frame files it uses."""
+    ``rel_path`` is ``None``: the root's redirect page), the search scripts only on the
+    search page (:func:`drop_search_scripts`), static figures loaded lazily, and the slider
+    frames moved to ``frames`` (:func:`extract_frames`). Returns the new HTML and the frame
+    files it uses."""
     html = keep_language(_FONTAWESOME_JS.sub("", html), lang)
+    if rel_path is None or rel_path.rsplit("/", 1)[-1] != "search.html":
+        html = drop_search_scripts(html)
     html = _CAPTION.sub(lambda m: m.group(1) + caption(m.group(2)) + m.group(3), html)
     html = describe_images(interface_language(html, lang), alts)
     if lang == "zh":
@@ -347,6 +353,13 @@ def _rewrite_page(html: str, frames: Path, *, lang: str, language: str, caption,
         html = language_switch(html, rel_path, language)
     html = _OUTPUT_IMG.sub(r'<img loading="lazy" decoding="async" \1', html)
     return extract_frames(html, frames, lang=lang)
+
+
+def drop_search_scripts(html: str) -> str:
+    """``html`` without Sphinx's search scripts and index. The theme puts them (41 KB of
+    index in English, 64 KB in Chinese) on every page for a search-as-you-type this site does
+    not turn on: its search box opens ``search.html``, the one page that keeps them."""
+    return _SEARCH_SCRIPTS.sub("", html)
 
 
 def _remove_stale_frames(used: dict[Path, set[str]]) -> None:

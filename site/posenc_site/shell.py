@@ -15,8 +15,9 @@ chapter 1 before it (``benchmarks/bench_site.py``), the shell was about 700 of t
   hidden MathML that screen readers read, which the menu would otherwise switch on).
 * **The search index on every page.** The theme puts Sphinx's search scripts and the whole
   index (41 KB English, 64 KB Chinese) on every page for a search-as-you-type this site
-  does not turn on: its search box opens ``search.html``, which loads them itself. They
-  are dropped from every other page (:func:`drop_search_scripts`).
+  does not turn on: its search box opens ``search.html``, which loads them itself. pages.py
+  drops them from every other page as it rewrites it
+  (:func:`posenc_site.pages.drop_search_scripts`); this extension only reads the pages.
 """
 
 from __future__ import annotations
@@ -24,10 +25,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .pages import _own_pages as own_pages
+from .pages import own_pages
 
-__all__ = ["ICON_FONTS", "MATHJAX_LOAD", "drop_search_scripts", "icon_codepoints",
-           "subset_icon_fonts"]
+__all__ = ["ICON_FONTS", "MATHJAX_LOAD", "icon_codepoints", "subset_icon_fonts"]
 
 #: Where the theme's icon fonts are, under an edition's ``_static/``.
 ICON_FONTS = Path("vendor") / "fontawesome" / "webfonts"
@@ -39,9 +39,6 @@ _ICON_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+:{1,2}before,?)+)\{content:"\\([0-9
 _ICON_NAME = re.compile(r"\bfa-([a-z0-9-]+)")
 # a private-use character in a stylesheet, written as itself or as a CSS escape
 _PRIVATE_USE = re.compile(r"[\ue000-\uf8ff]|\\([eEfF][0-9a-fA-F]{3})(?![0-9a-fA-F])")
-_SEARCH_SCRIPTS = re.compile(
-    r'\s*<script src="(?:\.\./)*(?:_static/searchtools\.js|_static/language_data\.js|'
-    r'searchindex\.js)"></script>')
 
 
 def icon_codepoints(stylesheets: list[str], pages_and_scripts: list[str]) -> set[int]:
@@ -95,32 +92,21 @@ def subset_icon_fonts(folder: Path, codepoints: set[int]) -> dict[str, tuple[int
     return sizes
 
 
-def drop_search_scripts(html: str) -> str:
-    """``html`` without Sphinx's search scripts and index (for every page but
-    ``search.html``)."""
-    return _SEARCH_SCRIPTS.sub("", html)
-
-
 def _lighten(app, exception) -> None:
-    """After the HTML build: the search scripts off every page but the search page, and the
-    icon fonts cut to what this edition's pages and scripts name."""
+    """After the HTML build and pages.py's rewrite: the icon fonts cut to what this
+    edition's pages and scripts name."""
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
     static = outdir / "_static"
-    texts = []
-    for page in own_pages(outdir, app.config.language):  # not the other edition's
-        html = page.read_text(encoding="utf-8")
-        if page.name != "search.html":
-            lighter = drop_search_scripts(html)
-            if lighter != html:
-                page.write_text(lighter, encoding="utf-8")
-        texts.append(html)
+    if not (static / ICON_FONTS).is_dir():
+        return
+    texts = [page.read_text(encoding="utf-8")  # not the other edition's pages
+             for page in own_pages(outdir, app.config.language)]
     texts += [p.read_text(encoding="utf-8", errors="ignore") for p in static.rglob("*.js")
               if "mathjax" not in p.parts]
     stylesheets = [p.read_text(encoding="utf-8", errors="ignore") for p in static.rglob("*.css")]
-    if (static / ICON_FONTS).is_dir():
-        subset_icon_fonts(static / ICON_FONTS, icon_codepoints(stylesheets, texts))
+    subset_icon_fonts(static / ICON_FONTS, icon_codepoints(stylesheets, texts))
 
 
 def _mathjax_components(app, config) -> None:

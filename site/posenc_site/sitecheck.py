@@ -247,40 +247,16 @@ Object.defineProperty(navigator, 'connection', {
 """
 
 
-def transfer_log(context, page) -> dict[str, int]:
-    """Start recording each response's bytes on the wire (CDP ``encodedDataLength``, i.e.
-    gzip-6 bytes from :func:`serve`); returns the live ``{url: bytes}`` dict (a URL fetched
-    twice counts twice, under ``url#2``)."""
-    cdp = context.new_cdp_session(page)
-    cdp.send("Network.enable")
-    urls: dict[str, str] = {}
-    sizes: dict[str, int] = {}
-
-    def sent(e):
-        urls[e["requestId"]] = e["request"]["url"]
-
-    def done(e):
-        url = urls.get(e["requestId"], e["requestId"])
-        key, n = url, 1
-        while key in sizes:
-            n += 1
-            key = f"{url}#{n}"
-        sizes[key] = int(e["encodedDataLength"])
-
-    cdp.on("Network.requestWillBeSent", sent)
-    cdp.on("Network.loadingFinished", done)
-    return sizes
-
-
 #: Issue 38's budget for a page's first load: the bytes on the wire (gzip) of every response
 #: that finished by the load event, in either edition.
 FIRST_LOAD_BUDGET_BYTES = 650_000
 
 
 class LoadEventLog:
-    """Each response's bytes on the wire (as :func:`transfer_log`) with the time it finished,
-    and the time of the page's load event, recorded through CDP from before the page is
-    opened; :meth:`first_load` is what finished by the load event (``{url: bytes}``)."""
+    """Each response's bytes on the wire (CDP ``encodedDataLength``, i.e. gzip-6 bytes from
+    :func:`serve`) with the time it finished, and the time of the page's load event,
+    recorded through CDP from before the page is opened: :meth:`first_load` is what
+    finished by the load event, :meth:`transfers` everything so far."""
 
     def __init__(self, context, page):
         self.cdp = context.new_cdp_session(page)
@@ -300,7 +276,20 @@ class LoadEventLog:
         if self.load_time is None:  # the first load, not a later navigation
             self.load_time = event["timestamp"]
 
+    def transfers(self) -> dict[str, int]:
+        """``{url: bytes}`` of every response so far; a URL fetched again counts again,
+        under ``url#2``, ``url#3``..."""
+        sizes: dict[str, int] = {}
+        for _, url, n in self.finished:
+            key, count = url, 1
+            while key in sizes:
+                count += 1
+                key = f"{url}#{count}"
+            sizes[key] = n
+        return sizes
+
     def first_load(self) -> dict[str, int]:
+        """``{url: bytes}`` of the responses that finished by the first load event."""
         if self.load_time is None:
             raise RuntimeError("the page has not fired its load event")
         sizes: dict[str, int] = {}
@@ -324,7 +313,8 @@ def idle_scroll(pages: list, seconds: float = 10.0, steps: int = 40) -> None:
 
 def idle_scroll_transfers(browser, base: str, path: str, seconds: float = 10.0) -> dict[str, int]:
     """``{url: bytes on the wire}`` for a visit of ``path`` by a reader who scrolls through
-    it in ``seconds`` touching nothing, until the prefetch is idle (see :func:`transfer_log`)."""
+    it in ``seconds`` touching nothing, until the prefetch is idle (see
+    :meth:`LoadEventLog.transfers`)."""
     return idle_scroll_transfers_all(browser, base, [path], seconds)[path]
 
 
@@ -339,15 +329,15 @@ def idle_scroll_transfers_all(browser, base: str, paths: list[str],
     for path in paths:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         page = context.new_page()
-        logs.append(transfer_log(context, page))
+        logs.append(LoadEventLog(context, page))
         page.goto(f"{base}/{path}", wait_until="load")
         contexts.append(context)
         pages.append(page)
     idle_scroll(pages, seconds=seconds)
     out = {}
-    for path, context, page, sizes in zip(paths, contexts, pages, logs, strict=True):
+    for path, context, page, log in zip(paths, contexts, pages, logs, strict=True):
         page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
-        out[path] = dict(sizes)
+        out[path] = log.transfers()
         context.close()
     return out
 

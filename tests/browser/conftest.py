@@ -94,8 +94,19 @@ def pytest_generate_tests(metafunc):
 
 def pytest_collection_modifyitems(items):
     """Under pytest-xdist (``--dist loadgroup``) a page's tests stay on one worker, so they
-    share its visits; other tests spread over the workers one by one."""
+    share its visits; other tests spread over the workers one by one. The order they are
+    handed out in (``make test`` turns off xdist's own, ``--no-loadscope-reorder``): the
+    tests marked ``slow`` first, then the pages, then the other short tests, so that the
+    last minute is not one worker on a slow test while the other waits (the idle-scroll
+    check, ~60 s, came last and did just that)."""
+    def rank(item):
+        if item.get_closest_marker("slow"):
+            return 0
+        spec = getattr(item, "callspec", None)
+        return 1 if spec is not None and "page_path" in spec.params else 2
+
     for item in items:
         spec = getattr(item, "callspec", None)
         if spec is not None and "page_path" in spec.params:
             item.add_marker(pytest.mark.xdist_group(spec.params["page_path"]))
+    items.sort(key=rank)  # stable: a page's tests keep pytest's order, one visit each

@@ -451,6 +451,7 @@ def _pages_with_sliders():
             if "application/vnd.jupyter.widget-view+json" in (SITE / p).read_text("utf-8")]
 
 
+@pytest.mark.slow
 def test_idle_scroll_downloads_at_most_2_mb_and_no_file_twice(browser, base_url):
     """Every page with sliders, each scrolled top to bottom in 10 s by its own reader (the
     pages side by side, so the suite waits 10 s once, not once per page)."""
