@@ -247,6 +247,36 @@ Object.defineProperty(navigator, 'connection', {
 """
 
 
+#: Issue 38's budget for a figure drawn in the page: slider input to new figure, one frame
+#: at 60 Hz.
+LIVE_REDRAW_BUDGET_MS = 16
+#: Where a check moves each live slider to (its input runs from 0 to 1000): the ends, then
+#: values in between in no order.
+LIVE_MOVES = [0, 1000, 137, 871, 500, 420]
+
+#: Moves slider `index` of live figure `figure` to a few positions with `input` events, timing
+#: each handler (it redraws synchronously) with performance.now.
+JS_LIVE_MOVE = """
+([figure, index, positions]) => {
+  const root = document.querySelectorAll('.posenc-live')[figure];
+  const input = root.querySelectorAll('input[type=range]')[index];
+  const out = [];
+  for (const p of positions) {
+    const draws = Number(root.dataset.draws || 0);
+    const shown = () => input.closest('.posenc-slider').querySelector('output').textContent;
+    const before = shown();
+    input.value = String(p);
+    const t0 = performance.now();
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+    out.push({ms: performance.now() - t0, redrawn: Number(root.dataset.draws) > draws,
+              changed: shown() !== before, readout: shown(),
+              title: root.querySelector('.posenc-live-title').textContent});
+  }
+  return out;
+}
+"""
+
+
 #: Issue 38's budget for a page's first load: the bytes on the wire (gzip) of every response
 #: that finished by the load event, in either edition.
 FIRST_LOAD_BUDGET_BYTES = 650_000

@@ -161,23 +161,33 @@
   }
 
   // A display equation wider than the column scrolls sideways: a keyboard must reach it
-  // (MathJax's menu, which the site no longer loads, made every equation focusable)
+  // (MathJax's menu, which the site no longer loads, made every equation focusable). Whether
+  // it overflows can change after the typeset: MathJax's web fonts arrive later on a busy
+  // machine (the fallback glyphs are narrower) and the column changes with the window, so
+  // each equation and its content are watched for a change of size.
   function scrollableMathFocusable() {
     var mj = window.MathJax;
     if (!mj || !mj.startup || !mj.startup.promise) return;
-    function mark() {
-      document.querySelectorAll('mjx-container[display="true"]').forEach(function (m) {
-        if (m.scrollWidth > m.clientWidth + 1) m.setAttribute("tabindex", "0");
-        else if (m.getAttribute("tabindex") === "0") m.removeAttribute("tabindex");
-      });
+    function mark(m) {
+      if (m.scrollWidth > m.clientWidth + 1) m.setAttribute("tabindex", "0");
+      else if (m.getAttribute("tabindex") === "0") m.removeAttribute("tabindex");
     }
-    var pending = null;
+    function containerOf(el) { return el.closest('mjx-container[display="true"]'); }
+    var observer = window.ResizeObserver ? new ResizeObserver(function (entries) {
+      entries.forEach(function (e) { var m = containerOf(e.target); if (m) mark(m); });
+    }) : null;
+    function markAll() {
+      document.querySelectorAll('mjx-container[display="true"]').forEach(mark);
+    }
     mj.startup.promise.then(function () {
-      mark();
-      window.addEventListener("resize", function () {
-        window.clearTimeout(pending);
-        pending = window.setTimeout(mark, 150);
+      document.querySelectorAll('mjx-container[display="true"]').forEach(function (m) {
+        mark(m);
+        if (!observer) return;
+        observer.observe(m);
+        if (m.firstElementChild) observer.observe(m.firstElementChild);
       });
+      if (!observer) window.addEventListener("resize", markAll);
+      if (document.fonts && document.fonts.ready) document.fonts.ready.then(markAll);
     });
   }
 

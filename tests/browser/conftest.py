@@ -1,4 +1,5 @@
 import os
+import re
 
 import pytest
 
@@ -84,29 +85,56 @@ def reader(browser, base_url, page_path):
     v.close()
 
 
+def _page_id(path: str) -> str:
+    """A page's test id: ``04_rope.html``, ``zh/04_rope.html``."""
+    return path.replace("book/", "")
+
+
+# a test of one page (its id first in the brackets: [zh/04_rope.html] or [04_rope.html-dark])
+_PAGE_TEST = re.compile(r"\[((?:zh/)?[0-9a-z_]+\.html)(?:-[^\]]*)?\]$")
+
+
+def page_group(nodeid: str) -> str | None:
+    """The page (its test id) whose shared visit the test ``nodeid`` reads, or None."""
+    m = _PAGE_TEST.search(nodeid)
+    return m.group(1) if m else None
+
+
 def pytest_generate_tests(metafunc):
     if "page_path" in metafunc.fixturenames:
         pages = content_pages()
         # module scope: a page's tests run one after another, on one shared visit
-        metafunc.parametrize("page_path", pages, ids=[p.replace("book/", "") for p in pages],
+        metafunc.parametrize("page_path", pages, ids=[_page_id(p) for p in pages],
                              scope="module")
 
 
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist with ``--dist loadgroup`` (``make test``), each page's tests go to
+    one worker, so that they share its visits (:func:`reader`); every other test is handed
+    out on its own. pytest-xdist's own groups (its ``xdist_group`` mark) do not form under
+    pytest 9.2, whose node ids it can no longer extend: a page's checks were spread over
+    both workers, and each page was visited twice. Here the page comes from the test's id."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class PageScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return page_group(nodeid) or nodeid
+
+    return PageScheduling(config, log)
+
+
 def pytest_collection_modifyitems(items):
-    """Under pytest-xdist (``--dist loadgroup``) a page's tests stay on one worker, so they
-    share its visits; other tests spread over the workers one by one. The order they are
-    handed out in (``make test`` turns off xdist's own, ``--no-loadscope-reorder``): the
-    tests marked ``slow`` first, then the pages, then the other short tests, so that the
-    last minute is not one worker on a slow test while the other waits (the idle-scroll
-    check, ~60 s, came last and did just that)."""
+    """The order the tests are handed out in (``make test`` turns off xdist's own,
+    ``--no-loadscope-reorder``): the tests marked ``slow`` first, then the pages, then the
+    other short tests, so that the last minute is not one worker on a slow test while the
+    other waits (the idle-scroll check, ~60 s, came last and did just that). A stable sort:
+    a page's tests keep pytest's order, one after another on one visit."""
     def rank(item):
         if item.get_closest_marker("slow"):
             return 0
         spec = getattr(item, "callspec", None)
         return 1 if spec is not None and "page_path" in spec.params else 2
 
-    for item in items:
-        spec = getattr(item, "callspec", None)
-        if spec is not None and "page_path" in spec.params:
-            item.add_marker(pytest.mark.xdist_group(spec.params["page_path"]))
-    items.sort(key=rank)  # stable: a page's tests keep pytest's order, one visit each
+    items.sort(key=rank)

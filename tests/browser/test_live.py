@@ -8,7 +8,12 @@ import statistics
 
 import numpy as np
 import pytest
-from posenc_site.sitecheck import JS_WIDGETS_SETTLED
+from posenc_site.sitecheck import (
+    JS_LIVE_MOVE,
+    JS_WIDGETS_SETTLED,
+    LIVE_MOVES,
+    LIVE_REDRAW_BUDGET_MS,
+)
 
 from posenc.alibi import alibi_slopes
 from posenc.sinusoidal import sinusoidal_encoding
@@ -18,30 +23,6 @@ LIVE_PAGES = [f"{edition}book/{chapter}.html" for chapter in
               for edition in ("", "zh/")]
 # live figures per chapter
 KINDS = {"02_sinusoidal": 3, "04_rope": 1, "05_rope_scaling": 1, "06_alibi": 2}
-REDRAW_BUDGET_MS = 16  # one frame at 60 Hz
-
-# Moves slider `index` of live figure `figure` to a few positions with `input` events, timing
-# each handler (it redraws synchronously) with performance.now.
-JS_MOVE = """
-([figure, index, positions]) => {
-  const root = document.querySelectorAll('.posenc-live')[figure];
-  const input = root.querySelectorAll('input[type=range]')[index];
-  const out = [];
-  for (const p of positions) {
-    const draws = Number(root.dataset.draws || 0);
-    const shown = () => input.closest('.posenc-slider').querySelector('output').textContent;
-    const before = shown();
-    input.value = String(p);
-    const t0 = performance.now();
-    input.dispatchEvent(new Event('input', {bubbles: true}));
-    out.push({ms: performance.now() - t0, redrawn: Number(root.dataset.draws) > draws,
-              changed: shown() !== before, readout: shown(),
-              title: root.querySelector('.posenc-live-title').textContent});
-  }
-  return out;
-}
-"""
-
 
 def _chapter(path):
     return path.rsplit("/", 1)[-1].removesuffix(".html")
@@ -78,7 +59,7 @@ def test_live_figures_redraw_fast_with_no_request_and_no_kernel(browser, base_ur
             _quiet(page, requests)
             for index in range(root.locator("input[type=range]").count()):
                 before = len(requests)
-                moves = page.evaluate(JS_MOVE, [figure, index, [0, 1000, 137, 871, 500, 420]])
+                moves = page.evaluate(JS_LIVE_MOVE, [figure, index, LIVE_MOVES])
                 assert len(requests) == before, requests[before:]  # nothing while moving
                 for move in moves:  # a new value redraws the figure, the same one need not
                     assert move["redrawn"] == move["changed"] and move["readout"] != "", move
@@ -86,9 +67,9 @@ def test_live_figures_redraw_fast_with_no_request_and_no_kernel(browser, base_ur
                 timings += [m["ms"] for m in moves if m["changed"]]
         median, worst = statistics.median(timings), max(timings)
         print(f"{path}: redraw median {median:.2f} ms, max {worst:.2f} ms ({len(timings)} moves)")
-        assert median <= REDRAW_BUDGET_MS, timings
+        assert median <= LIVE_REDRAW_BUDGET_MS, timings
         # one slow move in a run can be the shared machine; three frames' worth is the figure
-        assert worst <= 3 * REDRAW_BUDGET_MS, timings
+        assert worst <= 3 * LIVE_REDRAW_BUDGET_MS, timings
     finally:
         ctx.close()
 
@@ -166,7 +147,7 @@ def test_the_slopes_readout_is_the_official_slope_of_the_head_touched(browser, b
     try:
         root = page.locator(".posenc-live").first
         root.scroll_into_view_if_needed()
-        page.evaluate(JS_MOVE, [0, 0, [1000 * 5 / 63]])  # num_heads 1..64: 6 heads
+        page.evaluate(JS_LIVE_MOVE, [0, 0, [1000 * 5 / 63]])  # num_heads 1..64: 6 heads
         assert root.locator("output").first.inner_text() == "6"
         slopes = alibi_slopes(6)
         box = root.locator("canvas[role=img]").bounding_box()

@@ -98,6 +98,18 @@ def test_a_system_in_dark_mode_gets_the_dark_theme_at_load(visit):
         assert _luminance(background) < 0.3, f"{path}: page did not load dark: {background}"
 
 
+def test_the_workers_get_each_pages_checks_together(request):
+    """conftest.pytest_xdist_make_scheduler's groups: every test that reads a page's shared
+    visit is in that page's group, and no other test is."""
+    from . import conftest
+
+    for item in request.session.items:
+        spec = getattr(item, "callspec", None)
+        page = spec.params.get("page_path") if spec is not None else None
+        expected = conftest._page_id(page) if page is not None else None
+        assert conftest.page_group(item.nodeid) == expected, item.nodeid
+
+
 def test_page_loads_cleanly_and_stays_on_its_origin(reader, base_url):
     v = reader
     assert v.response.status == 200
@@ -591,6 +603,36 @@ def phone(browser, base_url):
     page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
     yield page
     context.close()
+
+
+JS_MATH_FOCUS = """() => [...document.querySelectorAll('mjx-container[display="true"]')]
+    .map(m => ({wide: m.scrollWidth > m.clientWidth + 1, focus: m.getAttribute('tabindex')}))"""
+
+
+def test_a_display_equation_that_grows_too_wide_becomes_focusable(visit):
+    """posenc-page.js gives an equation wider than the column tabindex=0 (so a keyboard can
+    scroll it) whenever it becomes so: after a change of the window, and after a change of
+    its own size with the window unchanged (MathJax's fonts arriving late), and takes it back
+    when the equation fits again."""
+    v = visit("book/04_rope.html")
+    v.page.wait_for_function("() => window.MathJax.startup.promise.then(() => true)")
+    fits = v.page.evaluate(JS_MATH_FOCUS)
+    assert fits and all((m["focus"] == "0") == m["wide"] for m in fits), fits
+    narrow = [i for i, m in enumerate(fits) if not m["wide"]]
+    assert narrow, "chapter 4 has no equation that fits the column at 1280 px"
+    grown = v.page.evaluate("""(i) => {
+        const m = document.querySelectorAll('mjx-container[display="true"]')[i];
+        m.firstElementChild.style.fontSize = '600%';
+        return i; }""", narrow[0])
+    v.page.wait_for_function("""(i) => document.querySelectorAll(
+        'mjx-container[display="true"]')[i].getAttribute('tabindex') === '0'""", arg=grown)
+    v.page.evaluate("""(i) => { document.querySelectorAll('mjx-container[display="true"]')[i]
+        .firstElementChild.style.fontSize = ''; }""", grown)
+    v.page.wait_for_function("""(i) => !document.querySelectorAll(
+        'mjx-container[display="true"]')[i].hasAttribute('tabindex')""", arg=grown)
+    v.page.set_viewport_size({"width": 390, "height": 800})
+    v.page.wait_for_function(f"""() => ({JS_MATH_FOCUS})().some(m => m.wide)
+        && ({JS_MATH_FOCUS})().every(m => (m.focus === '0') === m.wide)""")
 
 
 def test_phone_no_sideways_scroll_and_slider_handles_of_24_px(phone):
