@@ -67,12 +67,9 @@ book: $(STAMP) fonts execute
 	@echo "open file://$(CURDIR)/_build/html/index.html"
 	@echo "or serve it: $(BIN)/python -m http.server -d _build/html 8000"
 
-# Every notebook executed afresh into the build's execution cache (make book's first step).
-# EXECUTE_ENV: variables for its kernels alone (make test runs it beside the unit tests, which
-# have one thread each; the notebooks keep the build's own).
-EXECUTE_ENV ?=
+# Every notebook executed afresh into the build's execution cache (make book's first step)
 execute: $(STAMP) fonts
-	$(EXECUTE_ENV) $(BIN)/python -m posenc_site.execute --fresh
+	$(BIN)/python -m posenc_site.execute --fresh
 
 # Same build, but notebooks are re-executed only when their code cells changed.
 # Caveat: an edit to src/posenc does NOT re-run the notebooks; use `make book` for that.
@@ -142,24 +139,21 @@ browser: $(STAMP) chromium
 local: $(STAMP) chromium fonts
 	$(BIN)/python -m pytest tests/local -q
 
-# Stages that do not need each other run side by side on the machine's two cores. First the
-# unit tests (5 min on one core) beside the reader's local path (2 min, which waits on pip and
-# JupyterLab much of its time) and, in the core the local path leaves, the build's notebook
-# execution: every notebook and every exercise's solution, once. Then the -W build of both
-# editions from that execution, and the golden outputs read from it (no notebook runs
-# again); then the browser suite on two pytest-xdist workers, each page's checks on one of
-# them (they share the page's visit: tests/browser/conftest.py), the slow checks handed out
-# first; last, alone, the timing budgets. (The execution started beside the local path, when
-# nbval ran there too, made the local path 1.9x slower and the whole 45 s slower; after it,
-# beside the unit tests alone, it fills the idle core.)
+# Stages that do not need each other run side by side on the machine's two cores: the unit
+# tests and the reader's local path (which waits on pip and JupyterLab much of its time)
+# first; then the -W build, which runs every notebook and every exercise's solution once, and
+# the golden outputs read from that run (no notebook runs again); then the browser suite on
+# two pytest-xdist workers, each page's checks on one of them (they share the page's visit:
+# tests/browser/conftest.py), the slow checks handed out first; last, alone, the timing
+# budgets. (The build's notebook execution in the first stage, after the local path and
+# beside the unit tests, took as long in all: the stage is CPU-bound, 842 CPU-s in 446 s.)
 test: lint
 	@# what apt installs, one after the other (two apt-gets at once would fight over its lock)
 	$(MAKE) --no-print-directory chromium
 	$(MAKE) --no-print-directory fonts
-	@# -j2 takes the goals in order: unit and local, then execute when local is done
 	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) -j2 --output-sync=target \
-		unit local execute EXECUTE_ENV="OMP_NUM_THREADS=$(OMP_NUM_THREADS)"
-	$(MAKE) --no-print-directory -o $(STAMP) -o execute book
+		unit local
+	$(MAKE) --no-print-directory -o $(STAMP) book
 	$(BIN)/python -m posenc_site.notebooks golden check
 	OMP_NUM_THREADS=1 $(MAKE) --no-print-directory -o $(STAMP) browser \
 		BROWSER_ARGS="-m 'not budget' -n 2 --dist loadgroup --no-loadscope-reorder"

@@ -4,9 +4,9 @@
 
 Clones the repository's committed HEAD into a temporary folder (no .venv, no _build),
 runs ``.ci/run`` there and times each line of its output, so the stages can be read off
-the Makefile's own commands: creating .venv, lint, unit tests beside the local path and then
-the notebooks' execution (every notebook and solution run once), the -W build of both
-editions from it, the golden outputs read from it, the browser suite, the timing budgets. The load
+the Makefile's own commands: creating .venv, lint, unit tests + the local path side by side,
+the -W build of both editions (every notebook and solution run once), the golden outputs
+read from it, the browser suite, the timing budgets. The load
 average before and after goes beside the times: on a shared machine they are upper bounds.
 Beside each stage's wall time goes the CPU time the whole machine spent while it ran
 (``/proc/stat``, where there is one): on a quiet machine, that stage's CPU-seconds, to set
@@ -29,9 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STAGES = {
     "venv": "-m venv",
     "lint": "ruff check",
-    # the notebooks' execution runs in this stage too, beside the unit tests
-    "unit + local + execute": "unit local execute",
-    "build": "execute_notebooks: cache/' _config.yml",
+    "unit + local": "unit local",
+    "build": "-m posenc_site.execute --fresh",
     "golden": "notebooks golden check",
     "browser": "-m 'not budget'",
     "budgets": "-m budget",

@@ -160,43 +160,53 @@
     later();
   }
 
-  // A display equation wider than the column scrolls sideways: a keyboard must reach it
-  // (MathJax's menu, which the site no longer loads, made every equation focusable). Whether
-  // it overflows can change after the typeset: MathJax's web fonts arrive later on a busy
-  // machine (the fallback glyphs are narrower) and the column changes with the window, so
-  // each equation and its content are watched for a change of size.
-  function scrollableMathFocusable() {
-    var mj = window.MathJax;
-    if (!mj || !mj.startup || !mj.startup.promise) return;
-    function mark(m) {
-      if (m.scrollWidth > m.clientWidth + 1) m.setAttribute("tabindex", "0");
-      else if (m.getAttribute("tabindex") === "0") m.removeAttribute("tabindex");
+  // Whatever scrolls must be reachable by keyboard (axe: scrollable-region-focusable). The
+  // theme gives a code block or an output a tab stop when it overflows, but only once the page
+  // has not changed for 300 ms, which a busy page may not reach before it is read (axe caught
+  // unmarked code cells on a loaded machine); MathJax's menu, which the site no longer loads,
+  // made every display equation focusable. Both are marked here at once, by the theme's rule
+  // for its blocks, and again whenever their size changes (MathJax's fonts arriving late on
+  // a busy machine, the window): each block, and each equation's content, is watched.
+  var THEME_SCROLLERS = ["pre", ".nboutput > .output_area", ".cell_output > .output",
+    ".jp-RenderedHTMLCommon", ".pst-scrollable-table-container"].join(", ");
+  var EQUATIONS = 'mjx-container[display="true"]';
+
+  function keyboardReachesScrollers() {
+    function mark(el) {
+      if (el.matches(EQUATIONS)) {
+        if (el.scrollWidth > el.clientWidth + 1) el.setAttribute("tabindex", "0");
+        else if (el.getAttribute("tabindex") === "0") el.removeAttribute("tabindex");
+      } else {
+        el.tabIndex = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight ? 0 : -1;
+      }
     }
-    function containerOf(el) { return el.closest('mjx-container[display="true"]'); }
+    var watched = new WeakSet();
     var observer = window.ResizeObserver ? new ResizeObserver(function (entries) {
-      entries.forEach(function (e) { var m = containerOf(e.target); if (m) mark(m); });
+      entries.forEach(function (e) { mark(e.target.closest(EQUATIONS) || e.target); });
     }) : null;
-    function markAll() {
-      document.querySelectorAll('mjx-container[display="true"]').forEach(mark);
-    }
-    mj.startup.promise.then(function () {
-      document.querySelectorAll('mjx-container[display="true"]').forEach(function (m) {
-        mark(m);
-        if (!observer) return;
-        observer.observe(m);
-        if (m.firstElementChild) observer.observe(m.firstElementChild);
+    function watchAll() {
+      document.querySelectorAll(THEME_SCROLLERS + ", " + EQUATIONS).forEach(function (el) {
+        mark(el);
+        if (!observer || watched.has(el)) return;
+        watched.add(el);
+        observer.observe(el, {box: "border-box"});
+        if (el.matches(EQUATIONS) && el.firstElementChild) observer.observe(el.firstElementChild);
       });
-      if (!observer) window.addEventListener("resize", markAll);
-      if (document.fonts && document.fonts.ready) document.fonts.ready.then(markAll);
-    });
+    }
+    watchAll();
+    window.addEventListener("load", watchAll);
+    if (document.fonts && document.fonts.ready) document.fonts.ready.then(watchAll);
+    var mj = window.MathJax;  // the equations exist once MathJax has typeset the page
+    if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(watchAll);
+    if (!observer) window.addEventListener("resize", watchAll);
   }
 
   function main() {
-    scrollableMathFocusable();
     fixLandmarks();
     figuresOpenFullScreen();
     backToTopNeverOverAFigure();
     wrapCode();
+    keyboardReachesScrollers();  // after wrapCode: the code blocks as they will stay
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", main);

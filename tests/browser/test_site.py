@@ -609,11 +609,12 @@ JS_MATH_FOCUS = """() => [...document.querySelectorAll('mjx-container[display="t
     .map(m => ({wide: m.scrollWidth > m.clientWidth + 1, focus: m.getAttribute('tabindex')}))"""
 
 
-def test_a_display_equation_that_grows_too_wide_becomes_focusable(visit):
+def test_a_block_that_starts_to_scroll_becomes_focusable(visit):
     """posenc-page.js gives an equation wider than the column tabindex=0 (so a keyboard can
     scroll it) whenever it becomes so: after a change of the window, and after a change of
     its own size with the window unchanged (MathJax's fonts arriving late), and takes it back
-    when the equation fits again."""
+    when the equation fits again; a code block that starts to overflow gets its tab stop
+    within two frames (the theme's own check waits for 300 ms without a change)."""
     v = visit("book/04_rope.html")
     v.page.wait_for_function("() => window.MathJax.startup.promise.then(() => true)")
     fits = v.page.evaluate(JS_MATH_FOCUS)
@@ -633,6 +634,16 @@ def test_a_display_equation_that_grows_too_wide_becomes_focusable(visit):
     v.page.set_viewport_size({"width": 390, "height": 800})
     v.page.wait_for_function(f"""() => ({JS_MATH_FOCUS})().some(m => m.wide)
         && ({JS_MATH_FOCUS})().every(m => (m.focus === '0') === m.wide)""")
+    marked = v.page.evaluate("""async () => {
+        const pre = [...document.querySelectorAll('div.cell_input div.highlight pre')]
+            .find(p => p.tabIndex === -1);
+        const wide = document.createElement('span');
+        wide.style.display = 'inline-block';
+        wide.style.width = '3000px';
+        pre.appendChild(wide);
+        await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+        return pre.tabIndex; }""")
+    assert marked == 0
 
 
 def test_phone_no_sideways_scroll_and_slider_handles_of_24_px(phone):
