@@ -41,6 +41,7 @@ from posenc_site.sitecheck import (
     FRAME_SLIDERS,
     JS_ARM_LATENCY,
     JS_FIGURE_PREFETCHED,
+    JS_LIVE_DRAWN,
     JS_LIVE_MOVE,
     JS_SLIDERS,
     JS_WIDGETS_SETTLED,
@@ -86,9 +87,7 @@ def live_redraw_ms(page) -> dict:
     ``{"live_sliders", "live_ms_median", "live_ms_max"}`` over the moves that changed the
     value, or ``{}`` on a page without them."""
     figures = page.locator(".posenc-live")
-    page.wait_for_function(  # each one drawn once: posenc-live.js has taken the page
-        "n => document.querySelectorAll('.posenc-live canvas[role=img]').length === n",
-        arg=figures.count(), timeout=15000)
+    page.wait_for_function(JS_LIVE_DRAWN, arg=figures.count(), timeout=15000)
     timings, sliders = [], 0
     for figure in range(figures.count()):
         root = figures.nth(figure)

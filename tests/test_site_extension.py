@@ -171,8 +171,8 @@ def test_figure_alt_says_what_the_figure_says():
 def test_each_job_after_the_build_does_its_own_part(tmp_path):
     """_finish_pages's jobs one by one: a page rewritten for its edition (theme script and,
     but on the search page, search scripts gone, the switch to the other edition, lazy static
-    figures, frames moved out), and the frame
-    files no page uses any more deleted, the used ones kept."""
+    figures, frames moved out), and the frame files no page uses any more deleted, the used
+    ones kept."""
     from posenc_site.pages import _remove_stale_frames, _rewrite_page
 
     frames = [bytes([i]) * 30_000 for i in range(3)]

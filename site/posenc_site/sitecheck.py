@@ -254,6 +254,8 @@ LIVE_REDRAW_BUDGET_MS = 16
 #: values in between in no order.
 LIVE_MOVES = [0, 1000, 137, 871, 500, 420]
 
+#: True once the page holds ``n`` live figures, each drawn (posenc-live.js has taken the page).
+JS_LIVE_DRAWN = "n => document.querySelectorAll('.posenc-live canvas[role=img]').length === n"
 #: Moves slider `index` of live figure `figure` to a few positions with `input` events, timing
 #: each handler (it redraws synchronously) with performance.now.
 JS_LIVE_MOVE = """

@@ -9,6 +9,7 @@ import statistics
 import numpy as np
 import pytest
 from posenc_site.sitecheck import (
+    JS_LIVE_DRAWN,
     JS_LIVE_MOVE,
     JS_WIDGETS_SETTLED,
     LIVE_MOVES,
@@ -36,9 +37,7 @@ def _open(browser, base_url, path, **context):
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: m.type == "error" and errors.append(m.text))
     page.goto(f"{base_url}/{path}", wait_until="networkidle")
-    page.wait_for_function(
-        "n => document.querySelectorAll('.posenc-live canvas[role=img]').length === n",
-        arg=KINDS[_chapter(path)], timeout=15000)
+    page.wait_for_function(JS_LIVE_DRAWN, arg=KINDS[_chapter(path)], timeout=15000)
     return ctx, page, requests, errors
 
 
@@ -171,9 +170,7 @@ def test_a_page_read_from_a_file_draws_its_live_figures(browser):
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         page.goto((SITE / "book" / "06_alibi.html").as_uri(), wait_until="load")
-        page.wait_for_function(
-            "document.querySelectorAll('.posenc-live canvas[role=img]').length === 2",
-            timeout=15000)
+        page.wait_for_function(JS_LIVE_DRAWN, arg=KINDS["06_alibi"], timeout=15000)
         assert page.locator(".posenc-widget-note").count() == 0 and errors == []
     finally:
         ctx.close()
