@@ -44,6 +44,9 @@ def sample_data() -> dict:
     return {
         "changes": {m: dict(zip(("I", "love", "you"), rng.uniform(0, 1, 3), strict=True))
                     for m in METHOD_ORDER},
+        "causal": {m: dict(zip(("I", "love", "you"), rng.uniform(0, 2, 3), strict=True))
+                   for m in METHOD_ORDER},
+        "blind": ["none", "alibi", "kerple_power", "kerple_log", "fire", "cope"],
         "table": sinusoidal_encoding(64, 16, base=100),
         "fits": {name: {"distance": np.arange(len(t)), "target": t,
                         "snapshots": {s: t + rng.normal(0, 1, len(t)) for s in (0, 50, 200, 1000)}}

@@ -133,3 +133,16 @@ def test_middle_dip_is_the_ends_minus_the_middle():
     assert np.isnan(lc.middle_dip(results([0.5, 0.5]), "m", "positional", 0))
     assert np.isnan(lc.middle_dip(results([0.5, 0.5, 0.5]), "m", "content", 0))  # undefined
     assert lc.spread_text(0.25, 0.2, 0.3, "positional_accuracy") == "25.0% ±5.0"
+
+
+def test_length_markers_differ_in_shape_and_colour_not_only_in_shade():
+    """The review could not tell 2x, 4x and 8x apart as grey squares, diamonds and triangles:
+    each length has its own shape and a colour of its own hue (1x stays black)."""
+    from matplotlib.colors import rgb_to_hsv, to_rgb
+
+    markers, colours = zip(*lc.LENGTH_MARKERS, strict=True)
+    assert len(set(markers)) == len(markers) == 4
+    hsv = [rgb_to_hsv(to_rgb(c)) for c in colours[1:]]
+    assert all(s > 0.5 for _, s, _ in hsv)  # saturated: not greys
+    hues = sorted(h for h, _, _ in hsv)
+    assert min(b - a for a, b in zip(hues, hues[1:], strict=False)) > 0.1

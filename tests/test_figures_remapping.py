@@ -31,7 +31,27 @@ def test_remapped_distances_draws_every_method(fig):
     ax = figs.draw_remapped_distances(fig, 32, 4, 4)
     labels = [line.get_label() for line in ax.get_lines()]
     assert set(figs.REMAP_METHODS) <= set(labels)
-    assert len(fig.axes) == 1 + len(figs.REMAP_METHODS)
+    # the line plot, a small panel per method, and the panels' colour bar
+    assert len(fig.axes) == 2 + len(figs.REMAP_METHODS)
+
+
+def test_remapped_distances_says_in_words_what_its_panels_show(fig):
+    """The review found one-letter sliders (w, G, s) and small panels whose red was explained
+    nowhere in the figure: the title and the sliders name each parameter in words, the first
+    panel its axes, and a colour bar what the colours and the red mean."""
+    from posenc.course.figures.catalogue import SLIDERS
+
+    ax = figs.draw_remapped_distances(fig, 32, 4, 4)
+    assert ax.get_title() == ("window w = 32, group size G = 4, scale factor s = 4: "
+                              "a text of 256 tokens")
+    assert set(SLIDERS["remapped_distances"].labels.values()) == {
+        "window w", "group size G", "scale factor s"}
+    small = fig.axes[1:1 + len(figs.REMAP_METHODS)]
+    assert (small[0].get_ylabel(), small[0].get_xlabel()) == ("query i", "key j")
+    bar = fig.axes[-1]
+    assert "red: beyond L₀ = 64, never seen in training" in bar.get_xlabel()
+    # the colour bar sits below the panels, not over them
+    assert bar.get_position().y1 < min(a.get_position().y0 for a in small)
 
 
 def test_base_bound_marks_the_first_negative_margin(fig):

@@ -67,3 +67,20 @@ def test_slider_frames_name_what_they_show():
     assert "RoPE on one pair: position m=5, theta=0.5, max_position=12" in alts
     assert len(alts) == len(set(alts)) == 8
     plt.close("all")
+
+
+def test_layout_mismatch_marks_the_key_the_head_was_built_for(fig):
+    """Chapter 4's layout-mismatch panels: the review found the wrong layout's panel still
+    looked diagonal at a glance. Each panel outlines the target cells n = m - 3 and its title
+    gives the weight there, so the one that misses them says so."""
+    from posenc.course.figures.rope_alibi import draw_layout_mismatch, target_weight
+
+    right = np.eye(8)[np.maximum(np.arange(8) - 3, 0)]  # every query on the key 3 back
+    wrong = np.eye(8)  # every query on itself
+    axes = draw_layout_mismatch(fig, {"as built": right, "wrong layout": wrong})
+    assert target_weight(right) == 1.0 and target_weight(wrong) == 0.0
+    assert [ax.get_title() for ax in axes] == ["as built\n1.00 on the key 3 back",
+                                               "wrong layout\n0.00 on the key 3 back"]
+    marked = axes[1].collections[0].get_offsets()
+    assert [tuple(p) for p in marked] == [(m - 3, m) for m in range(3, 8)]
+    assert fig.legends[0].get_texts()[0].get_text() == "target: the key 3 back"

@@ -23,12 +23,14 @@ def _js_strings() -> set[str]:
     return set(re.findall(r'"((?:[^"\\]|\\.)*)"', JS))
 
 
-def _draw(fig, a, b):
+def _draw(fig, a, b, name="x", kind="y"):
     fig.add_subplot().plot([0, 1], [b, a])
 
 
 def test_sliders_make_only_contract_models_and_frames():
-    box = slider_figure(_draw, {"a": [1, 2], "b": [3, 4]}, title="t")
+    # numbers (sliders) and names: a few (buttons), many (a menu)
+    box = slider_figure(_draw, {"a": [1, 2], "b": [3, 4], "name": ["p", "q"],
+                                "kind": [f"k{i}" for i in range(8)]}, title="t")
     # models of the whole widget tree, as the widget state will list them
     seen, todo = set(), [box, *box.links]
     while todo:
@@ -36,7 +38,9 @@ def test_sliders_make_only_contract_models_and_frames():
         seen.add(w._model_name)
         todo.extend(getattr(w, "children", ()))
     assert seen <= set(contract.MODELS), seen - set(contract.MODELS)
-    assert {"SelectionSliderModel", "StackModel", "HTMLModel"} <= seen
+    assert {*contract.CONTROL_MODELS, "StackModel", "HTMLModel"} <= seen
+    menus = [w for w in _walk(box) if contract.MENU_CLASS in getattr(w, "_dom_classes", ())]
+    assert [w.description for w in menus] == ["kind"]  # the eight names; "name" has two
     assert all((lk.source[1], lk.target[1]) == contract.LINKED_TRAITS for lk in box.links)
     frames = [w for w in _walk(box) if w._model_name == "HTMLModel"]
     assert frames and all(f'<img class="{contract.FRAME_CLASS}"' in f.value for f in frames)
@@ -58,12 +62,32 @@ def test_the_extension_uses_the_contract():
     assert posenc_site._DATA_SRC.findall(page) == ["0123abcd.webp"]
 
 
+@pytest.mark.parametrize("control", contract.CONTROL_MODELS)
+def test_the_extension_gives_every_control_its_chinese_labels(tmp_path, control):
+    """A Chinese page shows each control's label and its names in Chinese, whichever control
+    the values got (sliders.control_kind)."""
+    import json
+
+    from posenc_site.pages import extract_frames
+
+    state = {"s": {"model_name": control, "state": {
+        "index": 0, "description": "counting", "_options_labels": ["tokens", "sentences"]}}}
+    page = (f'<script type="{contract.STATE_MIME}">'
+            + json.dumps({"version_major": 2, "version_minor": 0, "state": state})
+            + "</script>")
+    out, _ = extract_frames(page, tmp_path, lang="zh")
+    shown = json.loads(out.split(">", 1)[1].split("</script>")[0])["state"]["s"]["state"]
+    assert shown["description"] == "计数方式" and shown["_options_labels"] == ["token", "句子"]
+
+
 def test_the_javascript_spells_every_name_the_same_way():
     strings = _js_strings()
     for name in (contract.STATE_MIME, contract.VIEW_MIME, contract.MODEL_PREFIX,
                  *contract.MODELS, *contract.LINKED_TRAITS, contract.LIVE_MODEL,
                  contract.LIVE_MODULE):
         assert name in strings, f"posenc-widgets.js does not name {name!r}"
+    # the class that asks for a menu, as the JavaScript reads it and gives its <select>
+    assert f'MENU_CLASS = "{contract.MENU_CLASS}"' in JS
     # the frame's class appears in a selector, its data-src as img.dataset.<name>
     assert any(re.search(rf"(^|[ .]){re.escape(contract.FRAME_CLASS)}\b", s) for s in strings)
     assert contract.FRAME_SRC_ATTR == "data-" + contract.FRAME_SRC_DATASET

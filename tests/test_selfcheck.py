@@ -1,7 +1,10 @@
 """Self-check questions: well formed, one right answer, numbers that agree with posenc."""
 
+import json
 import math
 import re
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,9 +21,9 @@ from posenc.course.selfcheck import (
 
 
 @pytest.mark.parametrize("chapter", list(CHAPTERS))
-def test_three_to_six_well_formed_questions(chapter):
+def test_five_to_eight_well_formed_questions(chapter):
     qs = questions(chapter)
-    assert 3 <= len(qs) <= 6
+    assert 5 <= len(qs) <= 8
     for q in qs:
         assert q["type"] in ("multiple_choice", "numeric") and q["question"].strip()
         right = [a for a in q["answers"] if a.get("correct")]
@@ -32,10 +35,54 @@ def test_three_to_six_well_formed_questions(chapter):
             assert any(a.get("type") == "default" for a in q["answers"])
 
 
-def test_answers_are_not_always_in_the_same_place():
-    places = {[a["correct"] for a in q["answers"]].index(True)
-              for c in CHAPTERS for q in questions(c) if q["type"] == "multiple_choice"}
-    assert len(places) >= 3
+def _multiple_choice():
+    return [q for c in CHAPTERS for q in questions(c) if q["type"] == "multiple_choice"]
+
+
+def _right_index(q):
+    return [a["correct"] for a in q["answers"]].index(True)
+
+
+def test_the_right_answer_is_in_every_place_and_in_none_too_often():
+    # a reader who always picks the first (or the last) answer scores no better than chance
+    places = Counter(_right_index(q) + 1 for q in _multiple_choice())
+    assert all(places[place] >= 5 for place in (1, 2, 3, 4)), places
+    assert max(places.values()) <= 0.4 * sum(places.values()), places
+
+
+def test_the_right_answer_is_not_given_away_by_its_length():
+    # a reader who picks the longest (or the shortest) answer scores little better than chance:
+    # wrong answers are as specific as the right one, which is not padded or bare
+    def strictly(q, better):
+        lengths = [len(a["answer"]) for a in q["answers"]]
+        right = _right_index(q)
+        return all(better(lengths[right], n) for i, n in enumerate(lengths) if i != right)
+
+    mc = _multiple_choice()
+    longest = [q["id"] for q in mc if strictly(q, int.__gt__)]
+    shortest = [q["id"] for q in mc if strictly(q, int.__lt__)]
+    assert len(longest) <= 0.35 * len(mc), longest
+    assert len(shortest) <= 0.35 * len(mc), shortest
+
+
+def test_the_right_answers_place_comes_from_the_id_or_is_chosen():
+    from posenc.course.questions._format import mc, place_of
+
+    wrong = {"w1": "because 1", "w2": "because 2", "w3": "because 3"}
+    q = mc("rope.some-question", "Q?", "right", wrong, "why")
+    assert _right_index(q) + 1 == place_of("rope.some-question", 4)
+    # the texts do not move it; the wrong answers keep their order around it
+    other = mc("rope.some-question", "Other?", "another right", wrong, "why")
+    assert _right_index(other) == _right_index(q)
+    assert [a["answer"] for a in q["answers"] if not a["correct"]] == list(wrong)
+    for place in (1, 2, 3, 4):
+        assert _right_index(mc("rope.some-question", "Q?", "right", wrong, "why",
+                               place=place)) == place - 1
+    for place in (0, 5, 1.5):
+        with pytest.raises(ValueError, match="place must be"):
+            mc("rope.some-question", "Q?", "right", wrong, "why", place=place)
+    # over many ids every place comes up
+    assert {place_of(f"rope.question-{i}", 4) for i in range(40)} == {1, 2, 3, 4}
 
 
 def test_numeric_answers_match_the_formulas():
@@ -252,17 +299,21 @@ def _answer(q, start):
     return next(a for a in q["answers"] if a["answer"].startswith(start))
 
 
+def _right(q):
+    return next(a for a in q["answers"] if a.get("correct"))
+
+
 def test_numbers_in_the_understanding_questions_match_the_formulas():
     # written out here from the papers, independent of posenc
     slopes = [2 ** (-8 * h / 8) for h in range(1, 9)]  # Press et al.: 2^(-8h/n)
-    assert correct_answer(question("alibi.slider-farthest-key")).startswith(
-        f"It shrinks from {-slopes[0] * 7:g} to {-slopes[-1] * 7:.3f}")
+    assert all(b / a == 0.5 for a, b in zip(slopes[:-1], slopes[1:], strict=True))  # halves
+    assert f"from {-slopes[0] * 7:g} to {-slopes[-1] * 7:.3f}" in _right(
+        question("alibi.slider-farthest-key"))["feedback"]
     weights = [math.exp(-slopes[0] * r) for r in range(64)]  # bias-only softmax, head 1
     total, span = sum(weights), 0
     while sum(weights[:span]) < 0.9 * total:
         span += 1
-    assert f"nearest {span} keys" in _answer(question("alibi.why-many-slopes"),
-                                             "Steep")["feedback"]
+    assert f"nearest {span} keys" in _right(question("alibi.why-many-slopes"))["feedback"]
 
     def t5_bucket(d, max_distance, num_buckets=32):  # Raffel et al.'s bidirectional bucket
         half = num_buckets // 2
@@ -273,7 +324,7 @@ def test_numbers_in_the_understanding_questions_match_the_formulas():
                             * (half - exact))
         return base + min(large, half - 1)
 
-    t5 = _answer(question("relative.t5-max-distance"), "Near")["feedback"]
+    t5 = _right(question("relative.t5-max-distance"))["feedback"]
     assert (f"share bucket {t5_bucket(500, 128)}; with 1024 they get {t5_bucket(500, 1024)} "
             f"and {t5_bucket(1000, 1024)}") in t5
     assert t5_bucket(500, 1024) != t5_bucket(1000, 1024)
@@ -308,3 +359,59 @@ def test_numeric_answers_of_chapter_17_match_the_formulas():
     assert answer("data_dependent.fox-bias-between") == pytest.approx(round(3 * math.log(0.5), 2))
     # stick-breaking: three keys each taking half of what is left
     assert answer("data_dependent.stick-left") == pytest.approx(1 / 2 + 1 / 4 + 1 / 8)
+
+
+# --- Predict, then move the slider: every chapter with a slider or live figure has one ---
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+# a chapter's code cell that shows a slider figure (SLIDERS[...]) or a live one (LIVE[...])
+SHOWS_A_SLIDER = re.compile(r"\b(?:SLIDERS|LIVE)\[[^\]]+\]\.show\(")
+
+
+def _chapters_with_a_slider():
+    """The chapters whose notebook shows a slider or live figure, read from the notebooks
+    themselves (not from the question modules)."""
+    found = set()
+    for path in BOOK.glob("[0-9][0-9]_*.ipynb"):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        if any(SHOWS_A_SLIDER.search("".join(c["source"])) for c in cells
+               if c["cell_type"] == "code"):
+            found.add(path.stem)
+    return found
+
+
+def test_the_notebooks_show_slider_figures_where_expected():
+    # the detection itself: chapter 2's live figures and chapter 1's slider, none in 8, 9, 13
+    found = _chapters_with_a_slider()
+    assert {"01_why_order", "02_sinusoidal", "04_rope", "06_alibi"} <= found
+    assert not found & {"08_side_by_side", "09_extrapolation", "13_long_context"}
+
+
+@pytest.mark.parametrize("chapter", sorted(_chapters_with_a_slider()))
+def test_every_chapter_with_a_slider_asks_to_predict_then_move_it(chapter):
+    predict = [q for q in questions(chapter) if q.get("predict")]
+    assert predict, f"{chapter} shows a slider figure but no question asks to predict it"
+    for q in predict:
+        # it names the slider and asks what moving it will do; the feedback says to move it
+        assert "slider" in q["question"] and "Predict" in q["question"], q["question"]
+        right = _right(q)["feedback"]
+        assert re.search(r"\b(?:Move|Pick)\b", right), right
+        assert q.get("understanding") or q["type"] == "numeric", q["id"]
+
+
+def test_no_question_cites_notes_the_reader_never_sees():
+    # the course's source notes are no page of it: a wrong rule is "common in tutorials"
+    pattern = re.compile(r"source notes|notes (?:this|the) course|the notes'", re.I)
+    for chapter in CHAPTERS:
+        for q in questions(chapter):
+            texts = [q["question"], *(a.get("answer", "") for a in q["answers"]),
+                     *(a["feedback"] for a in q["answers"])]
+            assert not any(pattern.search(t) for t in texts), q["id"]
+
+
+def test_predict_questions_are_marked_in_the_dict():
+    from posenc.course.questions._format import mc, number
+
+    marked = mc("rope.a-slider", "Q?", "yes", {"no": "because"}, "why", predict=True)
+    assert marked["predict"] is True and "predict" not in mc("rope.b", "Q?", "y", {"n": "b"}, "w")
+    assert number("rope.c", "Q?", 1.0, 0.5, "why", "hint", predict=True)["predict"] is True

@@ -139,3 +139,37 @@ def test_draft_frames_still_draw_every_combination_but_rasterise_one(monkeypatch
     monkeypatch.setenv(DRAFT_ENV, "0")
     frames = frames_of(slider_figure(draw, {"a": [1, 2]}, title="demo").children[1])
     assert len({f.value.split('src="')[1].split('"')[0] for f in frames}) == 2
+
+
+def test_values_that_are_names_get_buttons_or_a_menu_not_a_slider():
+    """Names have no order a track could show: they become buttons, and where they are many
+    (chapter 1's methods, chapter 15's models) the site shows them as a menu (the widget's
+    class asks for it; in Jupyter they stay buttons, which a keyboard can work there). Numbers
+    keep the slider. Every control has the ``index`` the frames' Stacks are linked to."""
+    from posenc.course.figures.frame_contract import MENU_CLASS
+    from posenc.course.figures.sliders import MAX_BUTTONS, control_kind
+
+    assert control_kind([1, 2.5, 10]) == "slider"
+    assert control_kind(["power", "log"]) == "buttons"
+    assert control_kind([f"m{i}" for i in range(MAX_BUTTONS)]) == "buttons"
+    assert control_kind([f"m{i}" for i in range(MAX_BUTTONS + 1)]) == "menu"
+
+    def named(fig, kind, model, a):
+        draw(fig, a, len(kind) + len(model))
+
+    models = [f"model-{i}" for i in range(MAX_BUTTONS + 2)]
+    box = slider_figure(named, {"kind": ["power", "log"], "model": models, "a": [1, 2]},
+                        title="names", initial={"model": "model-3"})
+    kind, model, a, outer = box.children
+    assert isinstance(kind, widgets.ToggleButtons) and kind.options == ("power", "log")
+    assert MENU_CLASS not in kind._dom_classes
+    assert isinstance(model, widgets.ToggleButtons) and model.index == 3
+    assert MENU_CLASS in model._dom_classes and model.options == tuple(models)
+    assert isinstance(a, widgets.SelectionSlider)
+    assert [c.description for c in (kind, model, a)] == ["kind", "model", "a"]
+    # each control drives its level of Stacks, as a slider does
+    targets = {(lk.source[0].model_id, lk.target[0].model_id) for lk in box.links}
+    assert (kind.model_id, outer.model_id) in targets
+    assert all((model.model_id, inner.model_id) in targets for inner in outer.children)
+    alts = [re.search(r'alt="([^"]*)"', f.value).group(1) for f in frames_of(outer)]
+    assert alts[0] == "names: kind=power, model=model-0, a=1" and len(alts) == 2 * len(models) * 2

@@ -378,6 +378,9 @@ def build(outdir: Path = ZH_HTML, cache: Path = CACHE) -> None:
         "nb_execution_cache_path": str(cache),
         # a notebook missing from the cache must fail, never run here
         "nb_execution_raise_on_error": True,
+        # the folded checks' control (_config.yml has the English)
+        "nb_code_prompt_show": "显示检查代码",
+        "nb_code_prompt_hide": "隐藏检查代码",
     }, quiet=False)
     write_chinese_notebooks(staging / "_sources")
     shutil.rmtree(outdir, ignore_errors=True)

@@ -11,6 +11,7 @@
     golden prepare             book/ -> _build/nbval/book/ with goldens and every
                                exercise's solution as a cell (`make nbval`)
     golden update              tests/golden/ from the last `make book`
+    split-checks [NOTEBOOK ...] fold each chapter's checks (split a cell that also teaches)
     check                      exit 1 when a chapter is not as committed
 
 ``header`` and ``selfcheck`` are idempotent (cells are found by their ids and refreshed), and
@@ -157,6 +158,142 @@ def selfcheck_chapters() -> tuple[str, ...]:
     from posenc.course.selfcheck import CHAPTERS
 
     return tuple(CHAPTERS)
+
+
+# ---------------------------------------------------------------- checks
+# A chapter proves what it says: asserts and claim checks run in the build and in nbval. On the
+# page they are folded: a code cell that checks carries the tags ``check`` and ``hide-input``
+# (MyST-NB folds its input behind "Show the check"; its output stays) and is collapsed in
+# JupyterLab too (``jupyter.source_hidden``). A cell that both teaches and checks is split:
+# ``split-checks`` moves its top-level checks into a folded cell right after it.
+
+CHECK_TAG = "check"
+FOLD_TAG = "hide-input"
+
+
+def _is_check(node: ast.AST) -> bool:
+    """An ``assert`` statement, or a call of an ``assert*`` function as a statement
+    (``torch.testing.assert_close(...)``, ``np.testing.assert_allclose(...)``)."""
+    if isinstance(node, ast.Assert):
+        return True
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name.startswith("assert")
+    return False
+
+
+def _walk_outside_defs(node: ast.AST):
+    """``ast.walk`` that does not enter function or class bodies (a helper's own guards
+    are part of its definition, not a check of the chapter's claims)."""
+    for child in ast.iter_child_nodes(node):
+        yield child
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                  ast.Lambda)):
+            yield from _walk_outside_defs(child)
+
+
+def checks(source: str) -> bool:
+    """Whether the code ``source`` checks something outside a definition."""
+    try:
+        tree = ast.parse(code_without_magics(source))
+    except SyntaxError:
+        return False
+    return any(_is_check(node) for node in _walk_outside_defs(tree))
+
+
+def shown_code_cells(nb):
+    """The code cells a reader sees on the page (not removed, not appended solutions)."""
+    hidden = {"remove-cell", "remove-input", SOLUTION_TAG}
+    return [c for c in nb.cells if c.cell_type == "code"
+            and not hidden & set(c.metadata.get("tags", []))]
+
+
+def fold(cell) -> None:
+    """Mark ``cell`` as a check: folded on the site and in JupyterLab."""
+    tags = cell.metadata.setdefault("tags", [])
+    tags += [t for t in (CHECK_TAG, FOLD_TAG) if t not in tags]
+    cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+
+
+def _stored(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, (ast.Store, ast.Del))}
+
+
+def _loaded(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)}
+
+
+def split_checks(nb) -> tuple[int, int]:
+    """Fold every shown code cell that checks: a cell of checks only is folded whole; from a
+    cell that also teaches, the top-level checks move into a folded cell after it (id
+    ``<id>-check``) where no later statement of the cell rebinds a name they read (else the
+    cell is folded whole). Returns (cells split, cells folded whole)."""
+    split = whole = 0
+    cells = []
+    shown = {id(c) for c in shown_code_cells(nb)}
+    for cell in nb.cells:
+        cells.append(cell)
+        if id(cell) not in shown or not checks(cell.source):
+            continue
+        if CHECK_TAG in cell.metadata.get("tags", []):
+            continue
+        source = cell.source
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # IPython magics: fold the cell whole
+            fold(cell)
+            whole += 1
+            continue
+        body = tree.body
+        moved = [i for i, node in enumerate(body) if _is_check(node)
+                 and not any(_loaded(node) & _stored(later) for later in body[i + 1:])]
+        kept = [node for i, node in enumerate(body) if i not in moved]
+        if not moved or not kept or any(checks(ast.unparse(node)) for node in kept):
+            fold(cell)
+            whole += 1
+            continue
+        lines = source.splitlines()
+        taken: set[int] = set()
+        for i in moved:
+            node = body[i]
+            start = node.lineno - 1
+            # the comment lines right above a check belong to it
+            while start > 0 and lines[start - 1].strip().startswith("#") and (
+                    start - 1 not in taken):
+                previous_end = max((n.end_lineno for n in body if n.end_lineno < node.lineno),
+                                   default=0)
+                if start - 1 < previous_end:
+                    break
+                start -= 1
+            taken.update(range(start, node.end_lineno))
+        teaching = "\n".join(line for j, line in enumerate(lines) if j not in taken).strip()
+        checked = "\n".join(line for j, line in enumerate(lines) if j in taken).strip()
+        cell.source = teaching
+        new = nbformat.v4.new_code_cell(checked)
+        new.id = f"{cell.id}-check"[:64]
+        fold(new)
+        cells.append(new)
+        split += 1
+    nb.cells = cells
+    return split, whole
+
+
+def check_problems(nb) -> list[str]:
+    """Shown code cells that check but are not folded, and folded cells not tagged both ways."""
+    found = []
+    for cell in shown_code_cells(nb):
+        tags = set(cell.metadata.get("tags", []))
+        if checks(cell.source) and CHECK_TAG not in tags:
+            found.append(f"cell {cell.id} checks a claim but is not tagged '{CHECK_TAG}' "
+                         "(run: python -m posenc_site.notebooks split-checks)")
+        if CHECK_TAG in tags and (FOLD_TAG not in tags
+                                  or not cell.metadata.get("jupyter", {}).get("source_hidden")):
+            found.append(f"cell {cell.id} is a check but not folded "
+                         f"(tag '{FOLD_TAG}' and jupyter.source_hidden)")
+    return found
 
 
 # ---------------------------------------------------------------- strip
@@ -475,6 +612,7 @@ def problems(path: Path, with_questions: bool) -> list[str]:
     if clean != text:
         found.append("not stripped: outputs, widget state or volatile metadata "
                      "(run: site/posenc_site/notebooks.py strip --in-place, or `make git-filter`)")
+    found += check_problems(nb)
     if nb.metadata.get("kernelspec") != KERNELSPEC:
         found.append(f"kernelspec is {nb.metadata.get('kernelspec')}, not {KERNELSPEC}")
     return found
@@ -505,6 +643,8 @@ def main(argv: list[str] | None = None) -> int:
     strip.add_argument("--in-place", action="store_true")
     golden = commands.add_parser("golden", help="golden outputs of nbval-check-output cells")
     golden.add_argument("action", choices=("check", "prepare", "update"))
+    split = commands.add_parser("split-checks", help="fold the checks of each chapter")
+    split.add_argument("notebooks", nargs="*", type=Path, help="default: every chapter")
     check_ = commands.add_parser("check", help="exit 1 when a chapter is not as committed")
     check_.add_argument("notebooks", nargs="*", type=Path, help="default: every chapter")
     args = ap.parse_args(argv)
@@ -522,6 +662,12 @@ def main(argv: list[str] | None = None) -> int:
             add_selfcheck(nb, chapter)
             if write_if_changed(path, nb):
                 print(f"updated {path.name}")
+    elif args.command == "split-checks":
+        for path in args.notebooks or chapters():
+            nb = read_notebook(path)
+            split, whole = split_checks(nb)
+            if write_if_changed(path, nb):
+                print(f"{path.name}: {split} cells split, {whole} folded whole")
     elif args.command == "strip":
         if not args.in_place:
             sys.stdout.write(strip_notebook(sys.stdin.read()))

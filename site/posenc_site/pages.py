@@ -37,6 +37,7 @@ import re
 from pathlib import Path
 
 from posenc.course.figures.frame_contract import (
+    CONTROL_MODELS,
     FRAME_CLASS,
     FRAME_SRC_ATTR,
     FRAMES_DIR,
@@ -142,7 +143,7 @@ def extract_frames(html: str, frames_dir: Path, inline_bytes: int = INLINE_FIGUR
     if lang != "en":
         for model in state.values():
             fields = model.get("state", {})
-            if model.get("model_name") == "SelectionSliderModel":
+            if model.get("model_name") in CONTROL_MODELS:
                 # the label and each value's label ("sentences", "power"; numbers stay)
                 if fields.get("description"):
                     fields["description"] = translate(fields["description"], lang, record=False)
@@ -172,7 +173,8 @@ def extract_frames(html: str, frames_dir: Path, inline_bytes: int = INLINE_FIGUR
 
 
 #: Widget models posenc-widgets.js never reads (sizes and styles come from posenc.css).
-_UNRENDERED = ("LayoutModel", "HTMLStyleModel", "SliderStyleModel", "DescriptionStyleModel")
+_UNRENDERED = ("LayoutModel", "HTMLStyleModel", "SliderStyleModel", "DescriptionStyleModel",
+               "ToggleButtonsStyleModel")
 
 
 def _drop_unrendered(state: dict) -> None:

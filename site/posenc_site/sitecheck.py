@@ -109,15 +109,29 @@ JS_VISIBLE_FRAME = """
 }
 """
 
-#: The sliders of the frame figures (a live figure's sliders, posenc-live.js, switch no frame).
-FRAME_SLIDERS = ".posenc-widget input[type=range]:not(.posenc-live-input)"
+#: The range sliders of the frame figures (a live figure's sliders, posenc-live.js, switch
+#: no frame): values that are numbers.
+RANGE_SLIDERS = ".posenc-widget input[type=range]:not(.posenc-live-input)"
+#: Every control of the frame figures, one element per control, in page order: the range
+#: sliders, the menus (values that are names, many) and, of each row of choice buttons (a few
+#: names), the button chosen now -- the one that has the focus and takes the arrow keys.
+FRAME_SLIDERS = (f"{RANGE_SLIDERS}, .posenc-widget select.posenc-menu, "
+                 ".posenc-widget .posenc-buttons [role=radio][aria-checked=true]")
 
+#: Each control of FRAME_SLIDERS: its label, the value it shows (``readout``), the index of
+#: that value (``value``, from 0 to ``max``), its ``kind`` ("slider", "menu", "buttons") and
+#: the index of its figure among the page's widgets.
 JS_SLIDERS = """
 () => [...document.querySelectorAll('FRAME_SLIDERS')].map((s, i) => {
   const wrap = s.closest('.posenc-slider');
-  return {index: i, label: wrap.querySelector('label').textContent,
-          readout: wrap.querySelector('output').textContent,
-          value: Number(s.value), max: Number(s.max),
+  const kind = s.matches('select') ? 'menu' : s.matches('[role=radio]') ? 'buttons' : 'slider';
+  const options = kind === 'menu' ? [...s.options]
+                : kind === 'buttons' ? [...s.parentElement.children] : null;
+  const value = kind === 'menu' ? s.selectedIndex
+              : kind === 'buttons' ? options.indexOf(s) : Number(s.value);
+  return {index: i, kind: kind, label: wrap.querySelector('.posenc-slider-label').textContent,
+          readout: options ? options[value].textContent : wrap.querySelector('output').textContent,
+          value: value, max: options ? options.length - 1 : Number(s.max),
           widget: [...document.querySelectorAll('.posenc-widget')]
                     .indexOf(s.closest('.posenc-widget'))};
 })

@@ -19,7 +19,9 @@
       closeFigure: "Close the full-size figure",
       missing: "missing widget {name}",
       toggleHidden: "Toggle hidden content",
-      liveFailed: "This figure is drawn by a script of the site that did not load."
+      liveFailed: "This figure is drawn by a script of the site that did not load.",
+      showChecks: "Show every check ({name})",
+      hideChecks: "Hide every check"
     },
     zh: {
       needsKernel: "这个输出（{name}）需要运行中的 Jupyter 内核。",
@@ -31,7 +33,9 @@
       closeFigure: "关闭原尺寸图",
       missing: "缺少组件 {name}",
       toggleHidden: "显示或隐藏内容",
-      liveFailed: "这张图由本站的脚本绘制，但脚本没有加载成功。"
+      liveFailed: "这张图由本站的脚本绘制，但脚本没有加载成功。",
+      showChecks: "显示全部检查代码（{name}）",
+      hideChecks: "隐藏全部检查代码"
     }
   };
   var LANG = /^zh/i.test(document.documentElement.lang || "") ? "zh" : "en";

@@ -7,8 +7,10 @@
  * The stock @jupyter-widgets/html-manager renders these, but it is a 3.6 MB
  * bundle (plus require.js and icon fonts), more than the course's whole page
  * budget. The slider figures of posenc.course.figures.sliders.slider_figure use only a handful
- * of models -- boxes, SelectionSlider, Stack, HTML and jslink -- so this file
- * renders exactly those, in a few KB, with no request to any other origin.
+ * of models -- boxes, SelectionSlider (values that are numbers), ToggleButtons (values that
+ * are names: a row of radio buttons, or a <select> where the widget has the class
+ * "posenc-menu"), Stack, HTML and jslink -- so this file renders exactly those, in a few KB,
+ * with no request to any other origin.
  * In live Jupyter the real widget manager renders the same widgets.
  *
  * A model this file does not know is shown as a short note, never as a dead
@@ -29,6 +31,7 @@
   var STATE_TYPE = "application/vnd.jupyter.widget-state+json";
   var VIEW_TYPE = "application/vnd.jupyter.widget-view+json";
   var PREFIX = "IPY_MODEL_";
+  var MENU_CLASS = "posenc-menu";  // ToggleButtons with many names: a <select> here
   // the site's own ES modules, beside this script in _static/
   var LIVE_MODULES = { "posenc-live.js": true };
   var HERE = document.currentScript && document.currentScript.src;
@@ -88,6 +91,10 @@
       return box;
     }
     if (m.name === "SelectionSliderModel") return slider(store, id, s);
+    if (m.name === "ToggleButtonsModel") {
+      return (s._dom_classes || []).indexOf(MENU_CLASS) >= 0 ? menu(store, id, s)
+        : buttons(store, id, s);
+    }
     if (m.name === "AnyModel" && LIVE_MODULES[s.module] === true && HERE) return live(store, id, s);
     if (m.name === "StackModel") return stack(store, id, s, path, figure);
     if (m.name === "HTMLModel" || m.name === "HTMLMathModel" || m.name === "LabelModel") {
@@ -172,6 +179,86 @@
     wrap.appendChild(label);
     wrap.appendChild(input);
     wrap.appendChild(readout);
+    return wrap;
+  }
+
+  /* A choice between a few names (Jupyter's ToggleButtons): a row of radio buttons, one tab
+   * stop; the arrow keys move the choice as in any radio group, Home and End go to the ends. */
+  function buttons(store, id, s) {
+    var labels = s._options_labels || [];
+    var wrap = el("div", "posenc-slider posenc-choice");
+    var label = el("span", "posenc-slider-label");
+    var group = el("div", "posenc-buttons");
+    label.id = "posenc-buttons-" + id;
+    label.textContent = s.description || "";
+    group.setAttribute("role", "radiogroup");
+    group.setAttribute("aria-labelledby", label.id);
+    var items = labels.map(function (text, i) {
+      var b = el("button", "posenc-button");
+      b.type = "button";
+      b.setAttribute("role", "radio");
+      b.textContent = text;
+      b.addEventListener("click", function () { pick(i, false); });
+      group.appendChild(b);
+      return b;
+    });
+    function show(i) {
+      items.forEach(function (b, k) {
+        b.setAttribute("aria-checked", k === i ? "true" : "false");
+        b.tabIndex = k === i ? 0 : -1;
+      });
+    }
+    function pick(i, focus) {
+      show(i);
+      if (focus) items[i].focus();
+      store.set(id, "index", i);
+    }
+    group.addEventListener("keydown", function (e) {
+      var now = items.indexOf(document.activeElement);
+      var to = { ArrowRight: now + 1, ArrowDown: now + 1, ArrowLeft: now - 1, ArrowUp: now - 1,
+                 Home: 0, End: items.length - 1 }[e.key];
+      if (now < 0 || to === undefined) return;
+      e.preventDefault();
+      pick(Math.min(items.length - 1, Math.max(0, to)), true);
+    });
+    show(s.index || 0);
+    store.on(id, "index", show);
+    wrap.appendChild(label);
+    wrap.appendChild(group);
+    return wrap;
+  }
+
+  /* A choice between more names (ToggleButtons of class MENU_CLASS): a <select>. Left and
+   * right step through it as they step a slider (a closed <select> ignores them in Chromium,
+   * and on macOS opens its list on up and down instead). */
+  function menu(store, id, s) {
+    var labels = s._options_labels || [];
+    var wrap = el("div", "posenc-slider posenc-choice");
+    var label = el("label", "posenc-slider-label");
+    var select = el("select", MENU_CLASS);
+    select.id = "posenc-menu-" + id;
+    label.htmlFor = select.id;
+    label.textContent = s.description || "";
+    labels.forEach(function (text, i) {
+      var option = document.createElement("option");
+      option.value = String(i);
+      option.textContent = text;
+      select.appendChild(option);
+    });
+    select.selectedIndex = s.index || 0;
+    function pick() { store.set(id, "index", select.selectedIndex); }
+    select.addEventListener("input", pick);
+    select.addEventListener("change", pick);
+    select.addEventListener("keydown", function (e) {
+      var step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+      if (!step) return;
+      e.preventDefault();
+      select.selectedIndex = Math.min(labels.length - 1, Math.max(0, select.selectedIndex + step));
+      pick();
+    });
+    store.on(id, "index", function (i) { select.selectedIndex = i; });
+    wrap.appendChild(label);
+    wrap.appendChild(select);
     return wrap;
   }
 

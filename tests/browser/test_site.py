@@ -236,12 +236,18 @@ def test_no_page_scrolls_sideways_on_a_phone(reader):
 
 def test_code_cells_are_not_cut_off(reader):
     v = reader
-    cut = v.page.evaluate("""() => [...document.querySelectorAll('div.cell_input pre')]
-        .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 60))""")
+    # the folded cells too (the checks: a folded block has no layout, and no innerText)
+    folded = v.page.evaluate("""() => [...document.querySelectorAll('div.cell details.hide')]
+        .filter(d => !d.open).map(d => { d.open = true; return d; })""")
+    try:
+        cut = v.page.evaluate("""() => [...document.querySelectorAll('div.cell_input pre')]
+            .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 60))""")
+        # copying a wrapped cell still gives the code back, line for line
+        same = v.page.evaluate("""() => [...document.querySelectorAll('div.cell_input pre')]
+            .every(p => p.innerText.trimEnd() === p.textContent.trimEnd())""")
+    finally:
+        v.page.evaluate("ds => ds.forEach(d => { d.open = false; })", folded)
     assert cut == []
-    # copying a wrapped cell still gives the code back, line for line
-    same = v.page.evaluate("""() => [...document.querySelectorAll('div.cell_input pre')]
-        .every(p => p.innerText.trimEnd() === p.textContent.trimEnd())""")
     assert same
 
 
@@ -335,6 +341,11 @@ def test_exercises_hide_their_solutions(reader):
     solutions = reader.page.locator(".solution")
     if solutions.count() == 0:
         pytest.skip("no exercises on this page")
+    # numbered within their chapter: chapter 6's are 6.1, 6.2, ... (posenc_site.exercises)
+    chapter = int(re.search(r"/(\d\d)_", reader.page.url).group(1))
+    numbers = reader.page.locator(".exercise > .admonition-title").all_inner_texts()
+    found = [m.groups() for t in numbers for m in [re.search(r"(\d+)\.(\d+)", t)] if m]
+    assert found == [(str(chapter), str(k)) for k in range(1, len(found) + 1)] and found, numbers
     for i in range(solutions.count()):
         solution = solutions.nth(i)
         body = solution.locator("section").first
@@ -405,6 +416,31 @@ def test_search_works_offline(visit, base_url):
         foreign = [u for u in v.requests if not u.startswith(base_url)
                    and not u.startswith("data:")]
         assert foreign == []
+
+
+JS_SEARCH_BOXES = """() => [...document.querySelectorAll('.search-button__button, form.bd-search')]
+    .filter(e => e.checkVisibility() && e.getBoundingClientRect().width > 0)
+    .map(e => e.parentElement.className)"""
+
+
+def test_a_wide_screen_has_one_search_box_and_it_searches(visit):
+    """Issue 46: the theme drew the same search field twice from 992 px (the top bar's and
+    the sidebar's); one is left at every wide width, and it finds a chapter."""
+    v = visit("book/04_rope.html")
+    page = v.page
+    for width in (1280, 1000, 960):
+        page.set_viewport_size({"width": width, "height": 900})
+        boxes = page.evaluate(JS_SEARCH_BOXES)
+        assert len(boxes) == 1, (width, boxes)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.locator(".search-button__button:visible").first.click()
+    field = page.locator("form.bd-search input[type=search]:visible").first
+    field.fill("ALiBi")
+    field.press("Enter")
+    page.wait_for_selector("#search-results ul.search li", timeout=10000)
+    links = page.eval_on_selector_all("#search-results ul.search li a",
+                                      "els => els.map(e => e.href)")
+    assert any("06_alibi" in href for href in links), links
 
 
 def test_no_launch_button_without_a_configured_repository(visit):
@@ -589,6 +625,54 @@ def test_root_page_has_a_favicon(visit, base_url):
     assert not any(u.endswith("/favicon.ico") for u in v.requests)
 
 
+def test_choices_between_names_are_buttons_and_menus_by_pointer_and_keyboard(visit):
+    """A slider figure whose values are names gets a row of radio buttons (a few names) or a
+    menu (many), not a range slider (sliders.control_kind): chapter 1's figure has both. Each
+    is labelled, has one tab stop, and switches the frame by pointer and by keyboard."""
+    v = visit("book/01_why_order.html")
+    page = v.page
+    page.wait_for_function(JS_WIDGETS_SETTLED, timeout=60000)
+    assert {"menu", "buttons"} <= {s["kind"] for s in page.evaluate(JS_SLIDERS)}
+    root = page.locator(".posenc-widget").filter(has=page.locator(".posenc-buttons")).first
+    root.scroll_into_view_if_needed()
+
+    def switched(before, act):
+        act()
+        page.wait_for_function(JS_FRAME_CHANGED, arg=[root.element_handle(), before["alt"]],
+                               timeout=15000)
+        return root.evaluate(JS_VISIBLE_FRAME)
+
+    group = root.locator("[role=radiogroup]").first
+    name = page.locator(f"#{group.get_attribute('aria-labelledby')}").inner_text()
+    radios = group.locator("[role=radio]")
+    count = radios.count()
+    assert name and count >= 2
+    assert [radios.nth(i).get_attribute("tabindex") for i in range(count)].count("0") == 1
+    # a click on the button at one end (the one not chosen), then keys back to the other end
+    at_first = radios.first.get_attribute("aria-checked") == "true"
+    end, other, home, step = ((radios.last, radios.first, "Home", "ArrowRight") if at_first
+                              else (radios.first, radios.last, "End", "ArrowLeft"))
+    after = switched(root.evaluate(JS_VISIBLE_FRAME), lambda: end.click())
+    assert end.get_attribute("aria-checked") == "true"
+    assert f"{name}={end.inner_text()}" in after["alt"], after["alt"]
+    after = switched(after, lambda: end.press(home))
+    assert other.get_attribute("aria-checked") == "true"
+    assert page.evaluate("document.activeElement.getAttribute('aria-checked')") == "true"
+    after = switched(after, lambda: other.press(step))
+    assert radios.nth(1 if at_first else count - 2).get_attribute("aria-checked") == "true"
+    assert f"{name}={radios.nth(1 if at_first else count - 2).inner_text()}" in after["alt"]
+
+    menu = root.locator("select.posenc-menu").first
+    label = root.locator(f"label[for='{menu.get_attribute('id')}']").inner_text()
+    assert label and menu.locator("option").count() > 2
+    pick = 1 if menu.evaluate("s => s.selectedIndex") != 1 else 2  # another name than now
+    after = switched(after, lambda: menu.select_option(index=pick))
+    assert f"{label}={menu.locator('option').nth(pick).inner_text()}" in after["alt"]
+    after = switched(after, lambda: menu.press("ArrowRight"))  # steps as a slider's key does
+    assert menu.evaluate("s => s.selectedIndex") == pick + 1
+    assert f"{label}={menu.locator('option').nth(pick + 1).inner_text()}" in after["alt"]
+
+
 # Phones ---------------------------------------------------------------------------------
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3,
@@ -636,7 +720,7 @@ def test_a_block_that_starts_to_scroll_becomes_focusable(visit):
         && ({JS_MATH_FOCUS})().every(m => (m.focus === '0') === m.wide)""")
     marked = v.page.evaluate("""async () => {
         const pre = [...document.querySelectorAll('div.cell_input div.highlight pre')]
-            .find(p => p.tabIndex === -1);
+            .find(p => p.tabIndex === -1 && p.checkVisibility());  // not a folded check's
         const wide = document.createElement('span');
         wide.style.display = 'inline-block';
         wide.style.width = '3000px';
@@ -648,7 +732,8 @@ def test_a_block_that_starts_to_scroll_becomes_focusable(visit):
 
 def test_phone_no_sideways_scroll_and_slider_handles_of_24_px(phone):
     assert phone.evaluate("document.documentElement.scrollWidth <= innerWidth")
-    heights = phone.evaluate("""() => [...document.querySelectorAll('.posenc-widget input')]
+    heights = phone.evaluate("""() => [...document.querySelectorAll(
+        '.posenc-widget input, .posenc-widget select, .posenc-widget .posenc-button')]
         .map(i => i.getBoundingClientRect().height)""")
     assert heights and min(heights) >= 24, heights
     thumbs = phone.evaluate("""() => [...document.styleSheets].flatMap(s => {
@@ -660,10 +745,12 @@ def test_phone_no_sideways_scroll_and_slider_handles_of_24_px(phone):
 
 
 def test_phone_a_slider_moved_by_touch_changes_its_frame(phone):
-    root = phone.locator(".posenc-widget").first
+    # the first figure with a range slider (the page's first control may be a menu)
+    track = "input[type=range]:not(.posenc-live-input)"
+    root = phone.locator(".posenc-widget").filter(has=phone.locator(track)).first
+    slider = root.locator(track).first
     root.scroll_into_view_if_needed()
     before = root.evaluate(JS_VISIBLE_FRAME)
-    slider = phone.locator(FRAME_SLIDERS).first
     box = slider.bounding_box()
     value, top = int(slider.input_value()), int(slider.get_attribute("max"))
     target = 0 if value > top / 2 else top  # a tap at the far end of the track

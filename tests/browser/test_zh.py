@@ -42,6 +42,49 @@ def test_language_switch_goes_to_the_same_page_and_back(visit):
     assert "/zh/" not in v.page.url
 
 
+# The section a reader is in: the last shown whose top has passed the top third of the window
+# (posenc-page.js), by its index among the page's sections, with how far its top is from
+# where a jump to it puts it.
+JS_READERS_SECTION = """() => {
+    const pad = parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop) || 0;
+    const line = Math.max(pad, innerHeight / 3);
+    const sections = [...document.querySelectorAll('article.bd-article section')];
+    let here = -1;
+    sections.forEach((s, i) => {
+      if (s.checkVisibility() && s.getBoundingClientRect().top <= line) here = i; });
+    return {index: here, id: here >= 0 ? sections[here].id : null, count: sections.length,
+            offset: here >= 0 ? Math.round(sections[here].getBoundingClientRect().top - pad) : null,
+            scrollY: scrollY}; }"""
+
+
+def test_language_switch_keeps_the_readers_section(visit):
+    """Issue 46: a reader halfway down a chapter who switches language lands on the same
+    section of the twin (by its place among the page's sections: the ids differ between
+    editions), and on the same section again on the way back; its id is in the address."""
+    v = visit("book/04_rope.html")
+    page = v.page
+    page.wait_for_function("() => MathJax.startup.promise.then(() => true)")
+    page.evaluate("""() => { const s = document.querySelectorAll(
+        'article.bd-article section')[5]; s.scrollIntoView(); scrollBy(0, 150); }""")
+    before = page.evaluate(JS_READERS_SECTION)
+    assert before["index"] == 5, before
+    for lang, twin in (("zh-CN", re.compile(r"/zh/book/04_rope\.html#")),
+                       ("en", re.compile(r"//[^/]+/book/04_rope\.html#"))):
+        # a reader's click where the switch is (Playwright's own click scrolls the page first,
+        # for a link in the sticky header: 458 px up, another section)
+        box = page.locator("a.posenc-lang-switch").bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.wait_for_url(twin)
+        page.wait_for_function("() => MathJax.startup.promise.then(() => true)")
+        assert page.evaluate("document.documentElement.lang") == lang
+        # arrived: the section's top where a jump to it puts it, as the page settles
+        page.wait_for_function(f"""() => {{ const r = ({JS_READERS_SECTION})();
+            return r.index === 5 && Math.abs(r.offset) <= 2; }}""", timeout=5000)
+        after = page.evaluate(JS_READERS_SECTION)
+        assert after["count"] == before["count"] and after["scrollY"] > 0, after
+        assert page.url.endswith(f"#{after['id']}"), (page.url, after)
+
+
 def test_every_page_links_its_twin(base_url):
     for path in content_pages():
         html = (SITE / path).read_text(encoding="utf-8")
@@ -134,6 +177,8 @@ def test_a_chinese_page_has_no_english_interface(visit):
                      e.matches('button, label, .posenc-slider-readout') ? e.innerText : '');
         for (const s of document.querySelectorAll('.posenc-slider input[type=range]'))
             out.push(...JSON.parse(s.dataset.labels || '[]'));
+        for (const o of document.querySelectorAll('.posenc-slider select option'))
+            out.push(o.textContent);  // a menu's names (its choice buttons are buttons above)
         const logo = document.querySelector('img.logo__image');
         out.push(logo ? logo.getAttribute('src') : 'no logo');
         return out; }""")

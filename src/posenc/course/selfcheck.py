@@ -1,6 +1,6 @@
 """Self-check questions at the end of each chapter, shown with ``jupyterquiz``.
 
-Each chapter's last cell is ``show_questions("02_sinusoidal")``: three to six quick
+Each chapter's last cell is ``show_questions("02_sinusoidal")``: five to eight quick
 questions a reader answers on the page (multiple choice, or a number typed in and
 Enter pressed) with immediate feedback. ``jupyterquiz`` embeds the questions and its
 own JavaScript in the cell output, so they work offline on the static site and in

@@ -94,8 +94,9 @@ _MODELS = list(bundled_names(files_only=True))
 SLIDERS: dict[str, SliderFigure] = {
     "word_change": SliderFigure(
         "01_why_order", why_order.draw_word_change,
-        {"method": "changes"},
-        "Word change", initial={"method": "none"}, height=3.0, data=("changes",)),
+        {"method": "changes", "layer": list(why_order.ATTENTION)},
+        "Word change", initial={"method": "none", "layer": why_order.ATTENTION[0]}, height=3.6,
+        data=("changes", "causal", "blind")),
     "stretched_table": SliderFigure(
         "03_learned", absolute.draw_stretched_columns,
         {"new_length": [64, 80, 96, 112, 128, 160, 192, 256]},
@@ -116,7 +117,8 @@ SLIDERS: dict[str, SliderFigure] = {
         "05_rope_scaling", scaling.draw_remapped_distances,
         {"window": [16, 32], "group": [2, 4, 8], "factor": [2, 4]},
         "Distance RoPE sees", initial={"window": 32, "group": 4, "factor": 4},
-        labels={"window": "w", "group": "G", "factor": "s"}, height=5.2),
+        labels={"window": "window w", "group": "group size G", "factor": "scale factor s"},
+        height=5.2),
     "base_bound": SliderFigure(
         "05_rope_scaling", scaling.draw_base_bound, {"base": [1e4, 5e5, 1e6, 1e7]},
         "RoPE base lower bound", initial={"base": 5e5}, height=3.4),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.colors import ListedColormap
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from ..._validation import check_float, check_int
@@ -38,6 +39,8 @@ LAYER_KINDS = {"full RoPE": COLORS[0], "sliding RoPE": COLORS[5], "chunked RoPE"
                "NoPE": COLORS[1], "linear attention": "#999999"}
 _REGION_MARKERS = {"kept": "o", "blended": "^", "interpolated": "s"}
 _GROUP_STYLES = ("-", "--", ":")
+# the target-length legend: "< 1 turn", a line per kind (3 at most), the 3 regions, "1 = ..."
+_LEGEND_COLUMNS, _LEGEND_ROWS = 3, 3
 
 
 def layer_kind(layer) -> str:
@@ -167,8 +170,16 @@ def draw_target_length(fig, model: str, target: int):
                  f"\nKV cache {gib:,.2f} GiB per sequence, {per_token:,.1f} KiB per token "
                  "(bf16)", fontsize=9)
     if groups:
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3,
-                  frameon=False)
+        # always three full rows: every model's frame has the legend's height, so the one
+        # crop of the slider figure (measured on two frames) holds every model's legend
+        handles, names = ax.get_legend_handles_labels()
+        blank = Line2D([], [], ls="none")
+        slots = _LEGEND_COLUMNS * _LEGEND_ROWS
+        if len(handles) > slots:
+            raise ValueError(f"{len(handles)} legend entries for {slots} slots")
+        ax.legend(handles + [blank] * (slots - len(handles)),
+                  names + [" "] * (slots - len(handles)), fontsize=8, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.22), ncol=_LEGEND_COLUMNS, frameon=False)
     return ax
 
 

@@ -14,7 +14,7 @@ checks that the JavaScript spells every one of them the same way.
 from __future__ import annotations
 
 __all__ = ["LIVE_MODEL", "LIVE_MODULE", "live_module_source", "FRAME_CLASS", "FRAME_SRC_ATTR",
-           "FRAME_SRC_DATASET", "FRAMES_DIR", "LINK_MODELS",
+           "FRAME_SRC_DATASET", "FRAMES_DIR", "LINK_MODELS", "CONTROL_MODELS", "MENU_CLASS",
            "MODEL_PREFIX", "MODELS", "STATE_MIME", "VIEW_MIME", "WIDGET_MODELS"]
 
 #: The class of a frame's ``<img>``.
@@ -30,8 +30,14 @@ STATE_MIME = "application/vnd.jupyter.widget-state+json"
 VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 #: How one model refers to another in the widget state.
 MODEL_PREFIX = "IPY_MODEL_"
+#: The controls of a slider figure: a slider over numbers, buttons over names
+#: (:func:`posenc.course.figures.sliders.control_kind`); each has the ``index`` trait.
+CONTROL_MODELS = ("SelectionSliderModel", "ToggleButtonsModel")
+#: The class of a ``ToggleButtons`` with more names than a row of buttons should hold: the
+#: site shows it as a ``<select>`` menu of that class (Jupyter keeps the buttons).
+MENU_CLASS = "posenc-menu"
 #: The models a slider figure is made of (the JavaScript renders these and no others).
-WIDGET_MODELS = ("VBoxModel", "HBoxModel", "BoxModel", "SelectionSliderModel", "StackModel",
+WIDGET_MODELS = ("VBoxModel", "HBoxModel", "BoxModel", *CONTROL_MODELS, "StackModel",
                  "HTMLModel")
 #: The links that move a Stack when its slider moves (``jslink``), and the traits they link.
 LINK_MODELS = ("LinkModel", "DirectionalLinkModel")

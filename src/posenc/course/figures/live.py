@@ -120,7 +120,8 @@ LIVE: dict[str, LiveSpec] = {
     "alibi_slopes": LiveSpec("06_alibi", "alibi_slopes", (_NUM_HEADS,), {
         "title": "ALiBi slopes", "xlabel": "head h", "ylabel": "slope m", "head": "head",
         "slope": "slope", "geometric": "geometric, as for {c} heads",
-        "oddTerms": "odd terms of the {c}-head sequence", "naive": "2^(−8h/n), not used"}),
+        "oddTerms": "odd terms of the {c}-head sequence", "naive": "2^(−8h/n), not used",
+        "naiveUsed": "2^(−8h/n), the rule itself (n a power of 2)"}),
     "alibi_bias": LiveSpec("06_alibi", "alibi_bias", (
         Control("num_heads", 1, 64, 8, label="heads"),
         Control("head", 1, 64, 1, max_from="num_heads"),

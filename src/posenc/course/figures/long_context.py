@@ -22,8 +22,10 @@ __all__ = ["LENGTH_MARKERS", "metric", "mean_at", "beats", "spread_text", "summa
            "draw_metric_rows", "draw_accuracy_by_distance", "draw_loss_vs_retrieval",
            "draw_finetuning", "draw_separation"]
 
-#: Marker and grey shade per evaluation multiple (1x darkest), for the row plots.
-LENGTH_MARKERS = (("o", "#1b1b1b"), ("s", "#555555"), ("D", "#8c8c8c"), ("^", "#b8b8b8"))
+#: Marker and colour per evaluation multiple (1x, 2x, 4x, 8x), for the row plots: a shape and
+#: a colour each (Okabe and Ito's colour-blind-safe palette), so no two need telling apart by
+#: shade alone.
+LENGTH_MARKERS = (("o", "#1b1b1b"), ("s", "#0072B2"), ("D", "#009E73"), ("^", "#D55E00"))
 
 _NAMES = {"loss": "loss (nats / byte)", "retrieval_accuracy": "content retrieval accuracy",
           "positional_accuracy": "positional retrieval accuracy"}
@@ -137,7 +139,7 @@ def separated_pairs(results: dict, key: str, length_index: int, variants=None):
 
 def draw_metric_rows(ax, results: dict, key: str, variants=None, *, order_by: int | None = -1,
                      show_legend: bool = True) -> list[str]:
-    """One row per variant, a marker per evaluation length (1x dark ... 8x light) with the
+    """One row per variant, a marker per evaluation length (:data:`LENGTH_MARKERS`) with the
     seed range as a horizontal bar. Rows sorted by the value at evaluation length
     ``order_by`` (best on top; ``None`` keeps the given order). Returns the row order."""
     variants = list(results["variants"]) if variants is None else list(variants)

@@ -23,6 +23,8 @@ from .style import COLORS, METHOD_COLORS
 __all__ = [
     "draw_rope_pair",
     "draw_rope_decay",
+    "draw_layout_mismatch",
+    "target_weight",
     "slope_label",
 ]
 
@@ -127,3 +129,36 @@ def slope_label(slope: float) -> str:
     if abs(exponent - round(exponent)) < 1e-9:  # 2**-4 computed as (2**-0.5)**8 is not exact
         return str(Fraction(2.0 ** round(exponent)).limit_denominator(1 << 20))
     return f"2^{exponent:.6g}"
+
+
+def target_weight(weights: np.ndarray, offset: int = 3) -> float:
+    """The mean attention weight a ``[query, key]`` matrix puts on the key ``offset`` tokens
+    back, over the queries that have one (``m >= offset``)."""
+    weights = np.asarray(weights)
+    return float(np.mean([weights[m, m - offset] for m in range(offset, len(weights))]))
+
+
+def draw_layout_mismatch(fig, maps: dict[str, np.ndarray], offset: int = 3):
+    """Chapter 4's head built to look ``offset`` tokens back, under each layout: one panel of
+    attention weights ``[query m, key n]`` per entry of ``maps`` (the name is the panel's
+    title). Every panel marks the cells the head was built to attend to, ``n = m - offset``,
+    with a red outline, and its title gives the mean weight there (:func:`target_weight`):
+    on a wrong layout the dark cells leave the marked diagonal. Returns the axes."""
+    offset = check_int("offset", offset, minimum=1)
+    axes = fig.subplots(1, len(maps))
+    axes = np.atleast_1d(axes)
+    for ax, (name, w) in zip(axes, maps.items(), strict=True):
+        w = np.asarray(w)
+        ax.imshow(w, cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
+        m = np.arange(offset, len(w))
+        ax.scatter(m - offset, m, s=22, marker="s", facecolors="none", edgecolors="#d62728",
+                   linewidths=0.9, label=f"target: the key {offset} back")
+        ax.set_title(f"{name}\n{target_weight(w, offset):.2f} on the key {offset} back",
+                     fontsize=9)
+        ax.set_xlabel("key n")
+        ax.grid(False)
+    axes[0].set_ylabel("query m")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, -0.06), fontsize=8,
+               frameon=False)
+    return axes

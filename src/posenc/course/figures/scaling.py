@@ -197,15 +197,16 @@ def draw_remapped_distances(fig, window: int, group: int, factor: float, length0
                             head_dim: int = 64, base: float = 10000.0):
     """Top: the distance RoPE sees against the true one, for the last query of a sequence
     ``factor * length0`` long. Bottom: the ``[q, k]`` matrix of seen distances for each
-    method, red where it exceeds ``length0`` (a distance never seen in training).
-    Returns the axes."""
+    method (query down, key across, as the first panel's labels say), coloured by the
+    colour bar beside them, red where it exceeds ``length0`` (a distance never seen in
+    training). Every parameter is named in words in the title. Returns the axes."""
     factor = check_float("factor", factor, greater_than=1.0)
     n = int(round(factor * length0))
     last = np.full(n, n - 1)
     keys = np.arange(n)
     line = seen_distances(last, keys, window=window, group=group, factor=factor,
                           length0=length0, head_dim=head_dim, base=base)
-    grid = fig.add_gridspec(2, len(REMAP_METHODS), height_ratios=(2.2, 1), hspace=0.55,
+    grid = fig.add_gridspec(2, len(REMAP_METHODS), height_ratios=(2.2, 1.2), hspace=0.55,
                             wspace=0.15)
     ax = fig.add_subplot(grid[0, :])
     true = (n - 1) - keys
@@ -218,7 +219,8 @@ def draw_remapped_distances(fig, window: int, group: int, factor: float, length0
     ax.set(xlabel="true distance i − j", ylabel="distance RoPE sees", xlim=(0, n - 1),
            ylim=(0, n - 1))
     ax.legend(fontsize=8, ncol=2, loc="upper left", frameon=False)
-    ax.set_title(f"w = {window}, G = {group}, factor s = {factor:g} (context {n})", fontsize=10)
+    ax.set_title(f"window w = {window}, group size G = {group}, scale factor s = {factor:g}:"
+                 f" a text of {n} tokens", fontsize=10)
     i, j = np.tril_indices(n)
     cmap = matplotlib.colormaps["viridis"].with_extremes(over="#d62728", bad="white")
     mats = seen_distances(i, j, window=window, group=group, factor=factor, length0=length0,
@@ -227,11 +229,26 @@ def draw_remapped_distances(fig, window: int, group: int, factor: float, length0
         m = np.full((n, n), np.nan)
         m[i, j] = mats[name]
         small = fig.add_subplot(grid[1, col])
-        small.imshow(m, cmap=cmap, vmin=0, vmax=length0, interpolation="nearest")
+        image = small.imshow(m, cmap=cmap, vmin=0, vmax=length0, interpolation="nearest")
         small.set_xticks([])
         small.set_yticks([])
         small.grid(False)
         small.set_title(name.replace(" ", "\n", 1) if len(name) > 9 else name, fontsize=8)
+        if col == 0:
+            small.set_ylabel("query i", fontsize=8, labelpad=2)
+            small.set_xlabel("key j", fontsize=8, labelpad=2)
+            first = small
+        small.set_anchor("N")  # up under the line plot, leaving the colour bar room below
+        small.apply_aspect()  # where the square image really sits: the colour bar goes below
+    middle = fig.axes[-len(REMAP_METHODS) + 1:-1]
+    x0, x1 = middle[0].get_position().x0, middle[-1].get_position().x1
+    y0 = first.get_position().y0
+    bar = fig.colorbar(image, cax=fig.add_axes((x0, y0 - 0.06, x1 - x0, 0.014)),
+                       orientation="horizontal", extend="max", extendfrac=0.06,
+                       ticks=np.linspace(0, length0, 5).astype(int))
+    bar.ax.tick_params(labelsize=8)
+    bar.set_label(f"distance RoPE sees; red: beyond L₀ = {length0}, never seen in training",
+                  fontsize=8)
     return ax
 
 

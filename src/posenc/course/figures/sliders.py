@@ -7,6 +7,17 @@ every combination of slider values, puts the frames in nested
 ``selected_index`` with ``jslink``. The link runs in the browser, so the page
 switches frames with no Python behind it -- the same in live Jupyter.
 
+A slider whose values are names, not numbers (chapter 1's methods, chapter 15's models,
+KERPLE's ``"power"``/``"log"``), is a choice rather than a scale: it becomes
+``ToggleButtons`` (:func:`control_kind`), so the reader sees the choices instead of guessing
+them from a track. They have the same ``index`` trait as the ``SelectionSlider``, linked the
+same way. In Jupyter every name is a button (a row that wraps; Tab, then Space or Enter, picks
+one); the site renders at most :data:`MAX_BUTTONS` names as a row of radio buttons and more as
+a ``<select>`` menu, which the widget asks for with the class
+:data:`~posenc.course.figures.frame_contract.MENU_CLASS`. (Not a ``Dropdown`` in Jupyter:
+JupyterLab takes a closed menu's arrow keys for moving between cells, ipywidgets issue 3912,
+so no keyboard could change it there.)
+
 Each frame is an ``<img>`` whose ``alt`` text names the values it shows
 (``"PE heatmap: d_model=64, base=10000"``, each name as the slider's label
 reads); the browser tests read it to check that the figure matches the slider.
@@ -49,12 +60,24 @@ from matplotlib.transforms import Bbox
 
 from ..environment import draft_frames
 from ..i18n import marked, output_languages, translate, translated_figure
-from .frame_contract import FRAME_CLASS
+from .frame_contract import FRAME_CLASS, MENU_CLASS
 from .style import COURSE_RC, CSS_PX_PER_INCH, FIGURE_WIDTH, FRAME_DPI, figure_bytes, tight_bbox
 
-__all__ = ["slider_figure", "format_value", "log_steps"]
+__all__ = ["slider_figure", "format_value", "log_steps", "control_kind", "MAX_BUTTONS"]
 
 MAX_FRAMES = 144  # ~0.2 s a frame to draw: the site build stays within its 180 s
+#: A choice between names shows as buttons up to this many names, as a menu beyond.
+MAX_BUTTONS = 6
+
+
+def control_kind(values: Sequence) -> str:
+    """The control a slider figure gives these values: ``"slider"`` for numbers (a scale,
+    whose track says where a value lies); for names, which have no order a track could show,
+    ``"buttons"`` (at most :data:`MAX_BUTTONS`) or ``"menu"`` (more: buttons in Jupyter, a
+    menu on the site)."""
+    if not any(isinstance(v, str) for v in values):
+        return "slider"
+    return "buttons" if len(values) <= MAX_BUTTONS else "menu"
 
 
 def format_value(value) -> str:
@@ -160,11 +183,8 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     # the site's build draws in both languages and shows the English labels; its Chinese
     # pages translate them (site/posenc_site/pages.py)
     shown = worded[langs[0] if len(langs) == 1 else "en"]
-    controls = [widgets.SelectionSlider(
-        options=shown[n][1], index=start[n], description=shown[n][0],
-        continuous_update=True,
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width="min(100%, 32em)")) for n in names]
+    controls = [_control(control_kind(values[n]), shown[n][0], shown[n][1], start[n])
+                for n in names]
 
     def build(level: int, prefix: tuple):
         """Stack for slider ``level``; its children are the next level's Stacks."""
@@ -179,6 +199,22 @@ def slider_figure(draw: Callable, sliders: Mapping[str, Sequence], *, title: str
     box = widgets.VBox([*controls, build(0, ())], layout=widgets.Layout(align_items="flex-start"))
     box.links = links
     return box
+
+
+def _control(kind: str, label: str, options: list[str], index: int):
+    """The widget that picks one of ``options`` (:func:`control_kind`): both have the
+    ``index`` trait the frames' Stacks are linked to."""
+    import ipywidgets as widgets
+
+    if kind in ("buttons", "menu"):
+        return widgets.ToggleButtons(
+            options=options, index=index, description=label,
+            style={"description_width": "initial", "button_width": "auto"},
+            _dom_classes=(MENU_CLASS,) if kind == "menu" else ())
+    return widgets.SelectionSlider(
+        options=options, index=index, description=label, continuous_update=True,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="min(100%, 32em)"))
 
 
 def _frame_html(image: bytes, scale: float, title: str, shown: dict, lang: str = "en") -> str:

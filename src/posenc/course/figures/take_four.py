@@ -27,6 +27,7 @@ from ...experiments.extrapolation.verdicts import (
 from ...heads import task_head_scores
 from ...model import TinyLM
 from .extrapolation import variant_color, variant_linestyle
+from .long_context import LENGTH_MARKERS
 
 __all__ = ["steps_to_learn", "learned_seeds", "learned_accuracy",
            "HEAD_SCORES", "head_curves", "formation_step", "rate_sweep", "draw_rate_sweep",
@@ -314,10 +315,11 @@ def draw_task_heads(axes, results, variants, *, level: float = 0.5) -> None:
 
 def draw_learned_extrapolation(ax, results, variants, *, task: str = "positional") -> list[str]:
     """One row per variant: for each seed that learned at 1x, its accuracy at every longer
-    evaluation length (markers 2x dark to 8x light). Variants with no such seed, or not
-    defined past the training length (a learned table), are left out. Returns the rows drawn."""
-    shades = ("#1b1b1b", "#555555", "#8c8c8c", "#b8b8b8")
-    markers = ("o", "s", "D", "^")
+    evaluation length (2x to 8x, each with its marker and colour of
+    :data:`~posenc.course.figures.long_context.LENGTH_MARKERS`). Variants with no such seed,
+    or not defined past the training length (a learned table), are left out. Returns the
+    rows drawn."""
+    markers, shades = zip(*LENGTH_MARKERS, strict=True)
     lengths = results["eval_lengths"]
     drawn = [v for v in variants if learned_accuracy(results, v, 1, task)]  # defined at 2x
     for row, variant in enumerate(drawn):

@@ -4,6 +4,8 @@ Each has the id ``"alibi.<slug>"``; the numbers are computed from ``posenc``."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._format import mc, number
 
 #: The chapter these questions end (its notebook, without .ipynb).
@@ -22,6 +24,10 @@ def questions() -> list[dict]:
     far = alibi_bias(8, 8)[:, 7, 0]  # the farthest key of the figure's 8 tokens, every head
     span = attention_span(bias_only_attention(slopes, 64))  # keys holding 90 % of attention
     assert far[0] < far[-1] < 0 and span[0] < span[-1]
+    assert np.allclose(far[1:] / far[:-1], 0.5)  # 8 heads: each slope half the one before
+    # 12 heads: the 8-head slopes and the extra ones, taken from the 16-head sequence
+    extra = len(set(alibi_slopes(12).round(12)) - set(slopes.round(12)))
+    assert set(slopes.round(12)) < set(alibi_slopes(12).round(12))
     return [
         number("alibi.head-1-slope",
                "An 8-head ALiBi model: what is the slope m of head 1? (A fraction like 1/4 "
@@ -33,36 +39,50 @@ def questions() -> list[dict]:
                "The causal bias is −m·(i − j)."),
         mc("alibi.twelve-head-slopes",
            "A model has 12 heads, not a power of two. Its slopes are…",
-           "the 8-head sequence, plus every other slope of the 16-head sequence",
-           {"2^(−8h/12) for h = 1..12": "That rule holds only for powers of two; the paper "
-                                        "uses the closest power of two and fills in.",
-            "0.1·h, growing with the head": "That is the source notes' linear slope, not "
-                                            "the paper's."},
-           "As the chapter's figure shows, 4 extra slopes come from the 16-head sequence."),
+           f"the 8-head slopes, plus {extra} from the 16-head sequence",
+           {"2^(−8h/12) for h = 1..12, the rule for 8 heads": "That rule holds only for powers "
+                                                               "of two; the official code uses "
+                                                               "the largest power of two below "
+                                                               "n and fills in.",
+            "0.1·h for h = 1..12, growing with the head":
+                "That is a rule common in tutorials, not the paper's: its slopes grow instead "
+                "of falling, and no head reaches far back.",
+            "the 16-head slopes, without the 4 gentlest at the end":
+                "The official code starts from the largest power of two below 12, which is 8, "
+                "and adds the odd terms of the 16-head sequence: steeper slopes, not gentler."},
+           f"As the chapter's figure shows, {extra} extra slopes come from the 16-head "
+           f"sequence.",
+           understanding=True),
         mc("alibi.slider-farthest-key",
            "In the ALiBi bias figure (8 heads, 8 tokens) you move the head slider from 1 to "
-           "8. What happens to the bias of the farthest key, 7 tokens back?",
-           f"It shrinks from {far[0]:g} to {far[-1]:.3f}: head 8 barely penalises distance",
+           "8. Predict what happens to the bias of the farthest key, 7 tokens back.",
+           "It halves at every step of the slider, towards 0",
            {"It grows: later heads penalise distance more": "The slopes 2^(−8h/n) shrink "
                                                              "as h grows; head 8's is the "
                                                              "gentlest.",
+            "It rises by equal steps, one eighth of head 1's each":
+                "The slopes form a geometric sequence, not an arithmetic one: each is a "
+                "fixed fraction of the one before.",
             "Nothing: every head has the same bias": "Each head has its own slope; that "
                                                      "is the point of ALiBi's heads."},
-           f"The bias is −m·7, and m falls from {slopes[0]:g} (head 1) to {slopes[-1]:g} "
-           f"(head 8), {slopes[0] / slopes[-1]:g} times smaller.",
-           understanding=True),
+           f"Move the head slider and point at the farthest key: the bias is −m·7, and m "
+           f"halves from head to head, from 1/{1 / slopes[0]:.0f} (head 1) to "
+           f"1/{1 / slopes[-1]:.0f} (head 8), "
+           f"so the bias goes from {far[0]:g} to {far[-1]:.3f}: head 8 barely penalises "
+           f"distance.",
+           understanding=True, predict=True),
         mc("alibi.why-many-slopes",
            "Why does an ALiBi model give its heads different slopes instead of one?",
-           "Steep heads read the last few tokens, gentle heads reach far back: together "
-           "they cover near and far context",
-           {"So that the heads learn different slopes": "ALiBi's slopes are fixed, never "
-                                                       "learned.",
-            "To make the bias cheaper to compute": "Every head costs the same; the slopes "
-                                                   "only change which keys it favours.",
-            "One slope would not extrapolate": "One slope extrapolates just as well; it "
-                                               "would only fix one reading range for all "
-                                               "heads."},
-           f"With the bias alone over 64 keys, head 1 puts 90 % of its attention on the "
-           f"nearest {span[0]} keys and head 8 spreads it over {span[-1]}.",
+           "To cover near and far context at once",
+           {"So that the heads learn different slopes in training":
+                "ALiBi's slopes are fixed, never learned.",
+            "To make the bias cheaper to compute on many heads":
+                "Every head costs the same; the slopes only change which keys it favours.",
+            "Because one slope would not extrapolate past the training length":
+                "One slope extrapolates just as well; it would only fix one reading range for "
+                "all heads."},
+           f"Steep heads read the last few tokens, gentle heads reach far back: with the bias "
+           f"alone over 64 keys, head 1 puts 90 % of its attention on the nearest {span[0]} "
+           f"keys and head 8 spreads it over {span[-1]}.",
            understanding=True),
     ]

@@ -66,16 +66,20 @@ def questions() -> list[dict]:
                f"{cope_p:g}, so key 1 is two sentences back.",
                "p_ij is the sum of the query's gates over keys j to i."),
         mc("learned_biases.fire-without-threshold",
-           "In the FIRE figure you set the threshold L to 0. A query at position 100 and "
-           "one at position 1000 each look at their first token (key 0). What input does "
-           "the MLP get?",
-           "About 1 for both: each distance is measured against the query's own position",
-           {"100 and 1000": "FIRE never feeds a raw distance to its MLP; it normalises by "
-                            "ψ(max(L, i)).",
-            "Larger for the query at 1000": "ψ(1000)/ψ(1000) = ψ(100)/ψ(100) = 1: the "
-                                            "normalisation removes the length."},
-           f"ψ(i − 0)/ψ(i) = 1 ({whole[0]:.4f} and {whole[1]:.4f}); half-way back, key 50 of "
-           f"query 100, gives {half:.3f}, more than ½ because ψ is a log. So a longer text "
-           "never shows the MLP an input it has not seen: why FIRE extrapolates.",
-           understanding=True),
+           "In the FIRE normalised-distance figure you move the L slider to 0. A query at "
+           "position 100 and one at position 1000 each look at their first token (key 0). "
+           "Predict the input the MLP gets.",
+           "About 1 for both, whatever the query's position in the text",
+           {"100 and 1000, the raw distances": "FIRE never feeds a raw distance to its MLP; it "
+                                               "normalises by ψ(max(L, i)).",
+            "Larger for the query at 1000, whose key is farther back":
+                "ψ(1000)/ψ(1000) = ψ(100)/ψ(100) = 1: the normalisation removes the length.",
+            "Exactly 0: with L = 0 the normalisation is switched off":
+                "L = 0 does not switch the normalisation off: the denominator becomes ψ(i), "
+                "the query's own position."},
+           f"Move L to 0 and read the left panel at the end of each curve: ψ(i − 0)/ψ(i) = 1 "
+           f"({whole[0]:.4f} and {whole[1]:.4f}); half-way back, key 50 of query 100, gives "
+           f"{half:.3f}, more than ½ because ψ is a log. So a longer text never shows the MLP an "
+           f"input it has not seen: why FIRE extrapolates.",
+           understanding=True, predict=True),
     ]

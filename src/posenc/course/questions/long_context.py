@@ -29,9 +29,9 @@ def questions() -> list[dict]:
            "A model's held-out loss stays flat from 1× to 8× the training length, but its "
            "retrieval accuracy falls to near chance at long distances. What is the most "
            "likely reading?",
-           "It predicts well from nearby text and does not reach the far tokens",
-           {"It has learnt to use the whole window": "Then it would find the answer far "
-                                                     "back as well as near.",
+           "It predicts from nearby text; far tokens go unused",
+           {"It has learnt to use the whole window, near and far alike":
+                "Then it would find the answer far back as well as near.",
             "The retrieval test is broken at long lengths": "The same sequences score well "
                                                            "for other models; the test is the "
                                                            "same at every length."},
@@ -42,26 +42,34 @@ def questions() -> list[dict]:
            "Trained for 1,000 steps while the learning rate decays, method B is at chance on "
            "the positional task. With the rate held constant, B gets 95 % right by step 1,500. "
            "What did the first run show about B?",
-           "How fast B learns: it had not learned yet when the rate had decayed",
+           "How fast B learns, not what it can learn",
            {"That B cannot bind a value to the key before it": "The constant-rate run shows "
                                                                "that it can; at step 1,000 it "
                                                                "was still learning.",
             "That the task is too hard at this model size": "Then no schedule would teach "
-                                                            "it; the constant rate does."},
-           "A model still learning shows how fast it learns, not what it cannot do: train to a "
-           "stated criterion before comparing (take four's protocol).",
+                                                            "it; the constant rate does.",
+            "That B learns the content task but not the positional one":
+                "The first run says nothing about what B can learn: at step 1,000 it was still "
+                "learning, and the constant rate gets it to 95 % on this very task."},
+           "It had not learned yet when the rate had decayed. A model still learning shows how "
+           "fast it learns, not what it cannot do: train to a stated criterion before "
+           "comparing.",
            understanding=True),
         mc("long_context.seed-spread",
            "Two methods score 62 % and 60 % retrieval accuracy at 4× the training length; "
            "over the seeds each score moves by about ±5 points. What can you conclude?",
-           "Not which is better: the gap is inside the seed-to-seed spread",
-           {"The first method is better": "One seed's 2 points are smaller than the spread "
-                                          "between seeds of the same method.",
+           "Not which is better: the gap is inside the spread",
+           {"The first method is better, by 2 points": "One seed's 2 points are smaller than "
+                                                       "the spread between seeds of the same "
+                                                       "method.",
             "They are the same method in effect": "The error bars overlap, which says the "
                                                   "runs cannot tell them apart, not that "
-                                                  "they are equal."},
-           "This is why the chapter trains several seeds and draws error bars before ranking "
-           "methods.",
+                                                  "they are equal.",
+            "The second would win with more seeds":
+                "Nothing says which way more seeds would tip it; they would narrow the error "
+                "bars, and only then could a gap of 2 points show."},
+           "The gap is inside the seed-to-seed spread. This is why the chapter trains several "
+           "seeds and draws error bars before ranking methods.",
            understanding=True),
         number("long_context.order-blind-best",
                f"On the positional task a sequence has {pairs} pairs whose values are shared "
@@ -71,13 +79,17 @@ def questions() -> list[dict]:
                f"changes the answer, so it can only pick one of the {pairs} values present.",
                "Which values could be the answer, if you cannot see which key each follows?"),
         mc("long_context.content-not-position",
-           "A method scores 95 % on the content task and 25 % on the positional task (4 "
-           "pairs). What has it learned?",
-           "To find the byte that belongs to the query key, not to use where it sits",
+           f"A method scores 95 % on the content task and {100 / pairs:.0f} % on the positional "
+           f"task ({pairs} pairs). What has it learned?",
+           "Look-up by content, not by position",
            {"To use position, but not far back": "Then it would score above chance on the "
                                                 "positional task at short distances.",
-            "Nothing: both scores are chance": "Chance on the content task is 1/15, 6.7 %; "
-                                               "95 % is a real look-up."},
+            "Nothing: both scores are chance": f"Chance on the content task is "
+                                               f"1/{VALUE_BYTES.shape[1]}, {chance:.1f} %; "
+                                               f"95 % is a real look-up.",
+            "To use position well; the positional task is just harder":
+                f"With {pairs} pairs, {100 / pairs:.0f} % is the best a reader blind to order "
+                f"can get: the score shows no use of position at all."},
            "The content task is solved by a bag of bytes; the positional one needs order. A "
            "gap between them is a model that looks up content without binding it by position.",
            understanding=True),

@@ -26,6 +26,10 @@ def questions() -> list[dict]:
 
     angles = axial_rope_angles(np.array([0, 1]), np.array([0, 0]), 32)  # one row down
     row_turn = float(angles[1, 11] - angles[0, 11])
+    # the axial slider figure (8x8 patches, head 32): pair 3 across a column, pair 11 down a row
+    step = axial_rope_angles(np.array([0, 0, 1]), np.array([0, 1, 0]), 32)
+    column_3, row_11 = float(step[1, 3] - step[0, 3]), float(step[2, 11] - step[0, 11])
+    assert np.isclose(column_3, row_11) and step[2, 3] == step[0, 3] and step[1, 11] == step[0, 11]
     segments = (5, (1, 4, 6), 2)
     ids = mrope_position_ids(segments)
     after = int(ids[0, 5 + 24])
@@ -52,14 +56,34 @@ def questions() -> list[dict]:
         mc("rope_2d_3d.flattened-grid-neighbours",
            "A 6×6 grid of patches is flattened row by row and given 1-D RoPE. How does it "
            "see patch 6 (first of row 1) against patch 5 (last of row 0)?",
-           "Exactly like two neighbours in a row: one position apart",
+           "Just like two neighbours in a row: one position apart",
            {"As a patch one row down and five columns left": "That is what 2-D RoPE sees; "
                                                              "the flat sequence only knows "
                                                              "6 − 5 = 1.",
-            "As very far apart": "In the flat sequence they are adjacent."},
+            "As two patches of one column, one row apart":
+                "That offset, (1, 0), is patch 6 against patch 0, which the flat sequence sees "
+                "as 6 positions apart, not 1.",
+            "As very far apart, at opposite ends of the image":
+                "In the flat sequence they are adjacent."},
            "1-D RoPE sees offset 1 for both pairs; axial RoPE gives (Δrow, Δcol) = (1, −5) "
            "its own angles.",
            understanding=True),
+        mc("rope_2d_3d.axial-pair-slider",
+           "In the axial 2-D RoPE slider figure (an 8×8 image, head size 32), you move the "
+           "pair slider from 3 to 11. Predict the new pattern of angles.",
+           "The same stripes, now changing from row to row",
+           {"Stripes 8 times slower: later pairs turn more slowly":
+                f"Pairs 8–15 start the ladder again: pair 11 is row pair 3, with pair 3's "
+                f"frequency, {row_11:.3f} rad per patch.",
+            "The same pattern: pairs 3 and 11 both follow the column":
+                "Pairs 0–7 follow the column and pairs 8–15 the row: pair 11 follows the row.",
+            "Angles that change along the diagonal, mixing row and column":
+                "Each pair follows one axis only; row and column meet only in a score, which "
+                "adds the pairs of both axes."},
+           f"Move the pair slider to 11: pair 3 turns by {column_3:.3f} rad from one column to "
+           f"the next, pair 11 by {row_11:.3f} rad from one row to the next. The same frequency "
+           f"on the other axis: the stripes turn a quarter turn.",
+           understanding=True, predict=True),
         number("rope_2d_3d.mrope-id-after-image",
                "Qwen2-VL's M-RoPE: 5 text tokens (ids 0–4), then an image of 1×4×6 merged "
                "patches, then text. What id does the first text token after the image get?",
@@ -71,11 +95,13 @@ def questions() -> list[dict]:
         mc("rope_2d_3d.mrope-text-ids",
            "Why does M-RoPE give each text token the same id on all three axes?",
            "So that text gets exactly plain RoPE, whatever the sections",
-           {"To save memory": "Three equal ids take as much memory as three different ones.",
-            "Because text has no position": "Text has a position: the shared id, which "
-                                            "grows token by token."},
-           "With equal ids every pair turns by the same position, as in 1-D RoPE: a model "
-           "trained on text loses nothing when the image axes are added.",
+           {"To save memory: one id is stored instead of three":
+                "Three equal ids take as much memory as three different ones.",
+            "Because text has no position on the image axes":
+                "Text has a position: the shared id, which grows token by token and turns the "
+                "pairs of every axis alike."},
+           "With equal ids every pair turns by the same position, as in 1-D RoPE, whatever the "
+           "sections: a model trained on text loses nothing when the image axes are added.",
            understanding=True),
         number("rope_2d_3d.flux2-text-pairs",
                "FLUX.2 splits a 128-wide head into four axes (T, H, W, L) of 16 pairs each, and a "
@@ -90,10 +116,14 @@ def questions() -> list[dict]:
            "with a table built for 40×72, what changes in the dot products between the "
            "image's patches?",
            "Nothing: they depend only on the offsets between patches",
-           {"They all change, since the values differ": "The values differ by a fixed rotation "
-                                                        "of each sin/cos pair, which the dot "
-                                                        "product does not see.",
-            "Only those near the edges": "The crop shifts every patch by the same offset."},
+           {"They all change, since every patch's values differ":
+                "The values differ by a fixed rotation of each sin/cos pair, which the dot "
+                "product does not see.",
+            "Only those of the patches near the edges of the crop":
+                "The crop shifts every patch by the same offset.",
+            "They shrink, as the larger table spreads its frequencies thinner":
+                "The table's frequencies depend on the embedding width, not on how many rows "
+                "and columns it has: a 96×96 table has the same sin/cos ladder."},
            "sin/cos of a shifted position is a fixed rotation of the unshifted pair, so "
            "PE[p]·PE[q] = Σ cos((p − q)·w) is unchanged.",
            understanding=True),

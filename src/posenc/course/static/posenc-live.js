@@ -554,7 +554,8 @@ const FIGURES = {
       const [, colon] = sep(t);
       const legend = [[c.alibi, null, t.geometric.replace("{c}", c2)]];
       if (c2 < n) legend.push([c.accent, "square", t.oddTerms.replace("{c}", 2 * c2)]);
-      legend.push([c.grey, [5, 4], t.naive]);
+      // for a power of two the rule is the geometric sequence itself (the dots lie on it)
+      legend.push([c.grey, [5, 4], c2 === n ? t.naiveUsed : t.naive]);
       return {
         title: `${t.title}${colon}num_heads=${n}`,
         legend,
