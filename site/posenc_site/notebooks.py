@@ -193,13 +193,18 @@ def _walk_outside_defs(node: ast.AST):
             yield from _walk_outside_defs(child)
 
 
+def _has_check(node: ast.AST) -> bool:
+    """Whether ``node`` holds a check outside a definition."""
+    return _is_check(node) or any(_is_check(n) for n in _walk_outside_defs(node))
+
+
 def checks(source: str) -> bool:
     """Whether the code ``source`` checks something outside a definition."""
     try:
         tree = ast.parse(code_without_magics(source))
     except SyntaxError:
         return False
-    return any(_is_check(node) for node in _walk_outside_defs(tree))
+    return _has_check(tree)
 
 
 def shown_code_cells(nb):
@@ -251,7 +256,7 @@ def split_checks(nb) -> tuple[int, int]:
         moved = [i for i, node in enumerate(body) if _is_check(node)
                  and not any(_loaded(node) & _stored(later) for later in body[i + 1:])]
         kept = [node for i, node in enumerate(body) if i not in moved]
-        if not moved or not kept or any(checks(ast.unparse(node)) for node in kept):
+        if not moved or not kept or any(_has_check(node) for node in kept):
             fold(cell)
             whole += 1
             continue
@@ -260,13 +265,11 @@ def split_checks(nb) -> tuple[int, int]:
         for i in moved:
             node = body[i]
             start = node.lineno - 1
-            # the comment lines right above a check belong to it
-            while start > 0 and lines[start - 1].strip().startswith("#") and (
-                    start - 1 not in taken):
-                previous_end = max((n.end_lineno for n in body if n.end_lineno < node.lineno),
-                                   default=0)
-                if start - 1 < previous_end:
-                    break
+            # the comment lines right above a check belong to it, back to the statement before
+            previous_end = max((n.end_lineno for n in body if n.end_lineno < node.lineno),
+                               default=0)
+            while (start > previous_end and start - 1 not in taken
+                   and lines[start - 1].strip().startswith("#")):
                 start -= 1
             taken.update(range(start, node.end_lineno))
         teaching = "\n".join(line for j, line in enumerate(lines) if j not in taken).strip()
