@@ -288,14 +288,18 @@ def test_longrope_attention_factor_option_and_errors(rng):
     with pytest.raises(ValueError, match="short_factor must hold head_dim // 2 = 8"):
         rope_scaling_frequencies("longrope", 16, factor=4.0, original_max_position_embeddings=64,
                                  short_factor=short[:3], long_factor=long)
-    for bad in ([0.0] * 8, [1.0] * 7 + [0.99], [1.0] * 7 + [float("nan")]):
-        with pytest.raises(ValueError, match="long_factor must be finite and >= 1"):
+    for bad in ([0.0] * 8, [1.0] * 7 + [-0.5], [1.0] * 7 + [float("nan")]):
+        with pytest.raises(ValueError, match="long_factor must hold finite numbers > 0"):
             rope_scaling_frequencies("longrope", 16, factor=4.0,
                                      original_max_position_embeddings=64,
                                      short_factor=short, long_factor=bad)
-    assert rope_scaling_frequencies("longrope", 16, factor=4.0,  # exactly 1 is allowed
-                                    original_max_position_embeddings=64, short_factor=[1.0] * 8,
-                                    long_factor=long)[0].shape == (8,)
+    # 1, and below 1 as MiniCPM4 ships (0.9978), are allowed: lambda_i divides the frequency
+    for short_factor in ([1.0] * 8, [0.9978] * 8):
+        freqs, _ = rope_scaling_frequencies("longrope", 16, factor=4.0,
+                                            original_max_position_embeddings=64,
+                                            short_factor=short_factor, long_factor=long)
+        np.testing.assert_allclose(freqs, rope_frequencies(16) / np.asarray(short_factor),
+                                   rtol=1e-12)
     with pytest.raises(ValueError, match="needs original_max_position_embeddings"):
         rope_scaling_frequencies("longrope", 16, factor=4.0, short_factor=short, long_factor=long)
     with pytest.raises(TypeError, match="unknown option"):

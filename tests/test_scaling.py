@@ -386,7 +386,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="high_freq_factor"):
         scaled("llama3", factor=2, original_max_position_embeddings=10, low_freq_factor=4,
                high_freq_factor=4)
-    with pytest.raises(ValueError, match="beta_fast must be > beta_slow"):
+    with pytest.raises(ValueError, match="beta_fast must be >= beta_slow"):
         scaled("yarn", factor=2, original_max_position_embeddings=10, beta_fast=1, beta_slow=2)
     with pytest.raises(TypeError, match="truncate"):
         scaled("yarn", factor=2, original_max_position_embeddings=10, truncate="yes")

@@ -12,7 +12,7 @@ import numpy as np
 
 from ._validation import check_bool, check_float, check_int
 
-__all__ = ["alibi_slopes", "alibi_bias", "bias_only_attention", "attention_span"]
+__all__ = ["alibi_slopes", "mpt_alibi_slopes", "alibi_bias", "bias_only_attention", "attention_span"]
 
 
 def _power_of_two_slopes(n: int) -> list[float]:
@@ -37,6 +37,26 @@ def alibi_slopes(num_heads: int) -> np.ndarray:
     if c < num_heads:
         slopes += _power_of_two_slopes(2 * c)[0::2][: num_heads - c]
     return np.asarray(slopes, dtype=np.float64)
+
+
+def mpt_alibi_slopes(num_heads: int, alibi_bias_max: float = 8.0) -> np.ndarray:
+    """MPT's per-head slopes, shape ``[num_heads]``, float64 (``build_alibi_bias`` in
+    MosaicML's and Hugging Face's MPT code).
+
+    With ``N`` the power of two at or above ``n``: ``2^(-alibi_bias_max * k / N)`` for
+    ``k = 1 .. N``; for ``n < N`` the odd-numbered ones (2nd, 4th, ...) first, then the
+    others, the first ``n`` kept. With ``alibi_bias_max = 8`` this is :func:`alibi_slopes`
+    for every ``n`` (a second formulation of the official order, tested equal).
+    """
+    num_heads = check_int("num_heads", num_heads)
+    if isinstance(alibi_bias_max, bool) or not isinstance(alibi_bias_max, int | float) \
+            or not math.isfinite(alibi_bias_max) or alibi_bias_max <= 0:
+        raise ValueError(f"alibi_bias_max must be a finite number > 0, got {alibi_bias_max!r}")
+    n = 2 ** math.ceil(math.log2(num_heads))
+    slopes = 2.0 ** (-float(alibi_bias_max) * np.arange(1, n + 1, dtype=np.float64) / n)
+    if n != num_heads:
+        slopes = np.concatenate([slopes[1::2], slopes[::2]])[:num_heads]
+    return slopes
 
 
 def alibi_bias(num_heads: int, query_length: int, key_length: int | None = None, *,

@@ -45,16 +45,21 @@ GPT-OSS's sinks) comes from :mod:`posenc.configs.families`.
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from .._validation import check_int
+from ..alibi import alibi_slopes, mpt_alibi_slopes
 from ..scaling import attention_temperature, llama_4_beta_scale, yarn_mscale
-from .families import Family, get_family
-from .layers import layer_kinds
+from .families import FAMILIES, GENERIC, Family, get_family, unread_fields
+from .layers import ATTENTION_TYPES, layer_kinds
 from .rope_parameters import (
     ALL_LAYERS,
     RopeSpec,
@@ -64,7 +69,7 @@ from .rope_parameters import (
     spec_frequencies,
 )
 
-__all__ = ["read_config", "ModelPositions", "LayerPositions", "Temperature"]
+__all__ = ["read_config", "load_config", "ModelPositions", "LayerPositions", "Temperature"]
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,15 @@ class LayerPositions:
     ``1/sqrt(d)`` softmax scale (DeepSeek's YaRN ``mscale ** 2``; 1.0 otherwise).
     ``rope``: the checked parameters (``None`` when none). ``indexer_rotary_dim``: the
     features of DeepSeek-V3.2's indexer keys that rotate (same frequencies, half layout; 0
-    where the layer has no indexer).
+    where the layer has no indexer). ``layout``: how the rotated features pair up,
+    ``"half"`` (``rotate_half``: feature ``i`` with ``i + rotary_dim / 2``) or
+    ``"interleaved"`` (``2i`` with ``2i + 1``); ``None`` where the layer does not rotate.
+    ``alibi_slopes``: float64 ``[num_attention_heads]``, the per-head ALiBi slopes where
+    ``method == "alibi"``, else ``None``. ``mrope_section``: M-RoPE's pairs per axis
+    (time, height, width) or ``None``. ``long_attention_factor``: the attention factor past
+    ``L0`` where it differs (Phi-3.5-MoE's ``long_mscale``), else ``None``.
+    ``layer_type`` may also name a layer with no attention: ``linear_attention``,
+    ``mamba``, ``conv`` or ``mlp`` (:data:`posenc.configs.LAYER_TYPES`).
     """
 
     index: int
@@ -131,6 +144,24 @@ class LayerPositions:
     softmax_scale_factor: float = 1.0
     rope: RopeSpec | None = field(default=None, repr=False)
     indexer_rotary_dim: int = 0
+    layout: str | None = None
+    alibi_slopes: np.ndarray | None = field(default=None, repr=False)
+    mrope_section: tuple | None = None
+    long_attention_factor: float | None = None
+
+    @property
+    def attends(self) -> bool:
+        """Whether the layer attends (full, sliding or chunked attention), rather than
+        mixing tokens by a recurrence, a convolution, or not at all."""
+        return self.layer_type in ATTENTION_TYPES
+
+    def attention_factor_at(self, seq_len: float) -> float:
+        """The cos/sin multiplier while the sequence is ``seq_len`` long (Phi-3.5-MoE
+        switches to ``long_mscale`` past ``L0``, as ``PhimoeRotaryEmbedding.forward``)."""
+        if (self.long_attention_factor is not None and self.rope is not None
+                and seq_len > self.rope.original_max_position_embeddings):
+            return self.long_attention_factor
+        return self.attention_factor
 
     def frequencies_at(self, seq_len: float) -> np.ndarray | None:
         """The frequencies while the sequence is ``seq_len`` long: differs from
@@ -147,7 +178,10 @@ class LayerPositions:
 @dataclass(frozen=True)
 class ModelPositions:
     """Everything :func:`read_config` found: per-layer :class:`LayerPositions` and the
-    model-wide fields (``source`` / ``date``: a bundled config's ``_source`` / ``_date``)."""
+    model-wide fields (``source`` / ``date``: a bundled config's ``_source`` / ``_date``;
+    ``family``: the ``model_type`` whose rules were applied, ``"generic"`` for the plain
+    Llama-style rules; ``notes``: what the reading could not vouch for, e.g. values that are
+    a configuration class's defaults, or an unknown family read with ``strict=False``)."""
 
     model_type: str | None
     num_layers: int
@@ -156,6 +190,8 @@ class ModelPositions:
     layers: tuple[LayerPositions, ...]
     source: str | None = None
     date: str | None = None
+    family: str = "generic"
+    notes: tuple[str, ...] = ()
 
     @property
     def methods(self) -> tuple[str, ...]:
@@ -163,7 +199,8 @@ class ModelPositions:
         return tuple(dict.fromkeys(layer.method for layer in self.layers))
 
     def summary(self) -> str:
-        """One line per run of identical layers, e.g. ``"0-2  sliding_attention 4096 yarn"``."""
+        """One line per run of identical layers, e.g. ``"0-2  sliding_attention 4096 yarn"``,
+        then a line per note (see :attr:`notes`)."""
         lines, start = [], 0
         key = [(la.layer_type, la.window, la.chunk, la.method, la.theta) for la in self.layers]
         for i in range(1, len(key) + 1):
@@ -173,7 +210,7 @@ class ModelPositions:
                 base = f" base {theta:g}" if theta else ""
                 lines.append(f"{start}-{i - 1}  {t}{reach} {m}{base}")
                 start = i
-        return "\n".join(lines)
+        return "\n".join(lines + [f"note: {n}" for n in self.notes])
 
 
 def _head_dim(config: Mapping, family: Family) -> int:
@@ -271,12 +308,151 @@ def _softmax_scale_factor(family: Family, spec: RopeSpec | None, rope: Mapping |
     return yarn_mscale(spec.factor, mscale_all_dim) ** 2
 
 
-def read_config(config: Mapping) -> ModelPositions:
-    """Read the position fields of a Hugging Face ``config.json`` (a dict, as ``json.load``
-    gives it); see the module docstring for the fields.
+#: Older or family-specific names of the fields read, by the name read (GPT-2-style
+#: ``n_layer``, MPT's ``n_layers`` / ``d_model`` / ``max_seq_len``, GPT-NeoX's
+#: ``rotary_emb_base``, BLOOM's ``n_embed``). A config holding both names with different
+#: values is refused.
+ALIASES = {
+    "num_hidden_layers": ("n_layer", "n_layers", "num_layers"),
+    "num_attention_heads": ("n_head", "n_heads"),
+    "hidden_size": ("n_embd", "n_embed", "d_model"),
+    "max_position_embeddings": ("n_positions", "max_seq_len"),
+    "rope_theta": ("rotary_emb_base",),
+}
 
-    Returns a :class:`ModelPositions` with one :class:`LayerPositions` per layer
-    (``num_hidden_layers``). A multimodal config's ``text_config`` is read in its place.
+
+def _canonical(config: Mapping) -> dict:
+    """``config`` with :data:`ALIASES` under their read names, and ``rotary_pct`` /
+    ``rotary_dim`` as ``partial_rotary_factor`` (GPT-NeoX, GPT-J, MiniMax-M2)."""
+    out = dict(config)
+    for name, others in ALIASES.items():
+        for other in others:
+            if out.get(other) is None:
+                continue
+            if out.get(name) is not None and out[name] != out[other]:
+                raise ValueError(f"{name} ({out[name]!r}) and its older name {other} "
+                                 f"({out[other]!r}) disagree")
+            out[name] = out[other]
+    return out
+
+
+def _partial_alias(config: dict, head_dim: int) -> None:
+    """``rotary_pct`` (GPT-NeoX) and ``rotary_dim`` (GPT-J, MiniMax-M2: features rotated
+    per head) as ``partial_rotary_factor``, as their configuration classes convert them."""
+    given = {}
+    if config.get("rotary_pct") is not None:
+        pct = config["rotary_pct"]
+        if isinstance(pct, bool) or not isinstance(pct, int | float):
+            raise TypeError(f"rotary_pct must be a number, got {pct!r}")
+        given["rotary_pct"] = float(pct)
+    if config.get("rotary_dim") is not None:
+        dim = check_int("rotary_dim", config["rotary_dim"], minimum=2)
+        if dim > head_dim:
+            raise ValueError(f"rotary_dim ({dim}) must be at most the head ({head_dim})")
+        given["rotary_dim"] = dim / head_dim
+    if config.get("partial_rotary_factor") is not None:
+        given["partial_rotary_factor"] = config["partial_rotary_factor"]
+    values = set(given.values())
+    if len(values) > 1:
+        raise ValueError("the rotated share of the head is given twice and disagrees: "
+                         + ", ".join(f"{k} -> {v!r}" for k, v in given.items()))
+    if values:
+        config["partial_rotary_factor"] = values.pop()
+
+
+def load_config(source) -> dict:
+    """A config as a dict: ``source`` is a dict (copied), a path to a ``config.json``, or a
+    local model folder (a Hugging Face snapshot) holding one."""
+    if isinstance(source, Mapping):
+        return dict(source)
+    if not isinstance(source, str | os.PathLike):
+        raise TypeError(f"config must be a mapping (the parsed config.json), a path to a "
+                        f"config.json or a model folder, got {type(source).__name__}")
+    path = Path(source)
+    if path.is_dir():
+        path = path / "config.json"
+    if not path.is_file():
+        raise ValueError(f"config: no such file {str(path)!r} (give a config.json or a "
+                         "folder that holds one)")
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"config: {path} is not valid JSON ({err})") from None
+    if not isinstance(loaded, Mapping):
+        raise TypeError(f"config: {path} holds a JSON {type(loaded).__name__}, not an object")
+    return loaded
+
+
+def _family(config: Mapping, outer_type, strict: bool) -> tuple[str, Family, list[str]]:
+    """The rules to apply: ``(name, family, notes)``. An unknown ``model_type`` is read with
+    the generic rules only where its fields settle every layer (module docstring)."""
+    model_type = config.get("model_type", outer_type)
+    for name in (model_type, str(model_type).removesuffix("_text"), outer_type):
+        if isinstance(name, str) and name in FAMILIES:
+            return name, FAMILIES[name], []
+    if model_type is None:
+        return "generic", GENERIC, []
+    unread = unread_fields(config, GENERIC)
+    if not unread:
+        return "generic", GENERIC, [f"model_type {model_type!r} is not a family posenc "
+                                    "knows; its fields settle every layer, read by the "
+                                    "Llama-style rules"]
+    message = (f"model_type {model_type!r} is not one of the {len(FAMILIES)} families posenc "
+               f"knows (posenc.configs.FAMILIES), and the generic Llama-style rules cannot "
+               f"read its fields {', '.join(unread)}: its modelling code decides them")
+    if strict:
+        raise ValueError(message + "; pass strict=False to read it anyway, with a warning")
+    warnings.warn(message + "; read with the generic rules (strict=False)", UserWarning,
+                  stacklevel=3)
+    return "generic", GENERIC, [message]
+
+
+def _layout(config: Mapping, family: Family) -> str:
+    interleave = config.get("rope_interleave")
+    if interleave is None:
+        return family.layout
+    if not isinstance(interleave, bool):
+        raise TypeError(f"rope_interleave must be true or false, got {interleave!r}")
+    return "interleaved" if interleave else "half"
+
+
+def _alibi(config: Mapping, family: Family, heads: int | None) -> np.ndarray | None:
+    """Per-head ALiBi slopes where the family uses ALiBi, else ``None``."""
+    uses = family.position == "alibi" or (family.position == "alibi_field"
+                                          and config.get("alibi", False))
+    if not uses:
+        return None
+    if heads is None:
+        raise ValueError("ALiBi needs num_attention_heads (one slope per head)")
+    attn = config.get("attn_config") or {}
+    if not isinstance(attn, Mapping):
+        raise TypeError(f"attn_config must be a mapping, got {attn!r}")
+    if "attn_config" in family.fields:  # MPT: build_alibi_bias with alibi_bias_max
+        if not attn.get("alibi", True):
+            raise ValueError("attn_config['alibi'] is false: this MPT uses no position signal "
+                             "posenc reads")
+        slopes = mpt_alibi_slopes(heads, attn.get("alibi_bias_max", 8))
+    else:  # BLOOM's build_alibi_tensor (Falcon's is a copy)
+        slopes = alibi_slopes(heads)
+    slopes.setflags(write=False)
+    return slopes
+
+
+def read_config(config, *, strict: bool = True) -> ModelPositions:
+    """Read the position fields of a Hugging Face ``config.json``; see the module docstring
+    for the fields.
+
+    ``config``: a dict (as ``json.load`` gives it), a path to a ``config.json``, or a local
+    model folder holding one (:func:`load_config`). Returns a :class:`ModelPositions` with
+    one :class:`LayerPositions` per layer (``num_hidden_layers``). A multimodal config's
+    ``text_config`` is read in its place.
+
+    The rules of the config's family come from :data:`posenc.configs.FAMILIES`. A
+    ``model_type`` not there is read by the generic Llama-style rules only where its own
+    fields settle every layer; otherwise it is refused (``ValueError`` naming the fields it
+    could not read), or, with ``strict=False``, read by those rules with a ``UserWarning``
+    and a note in :attr:`ModelPositions.notes`. A config with no ``model_type`` is read by
+    the generic rules.
 
     Raises ``ValueError`` naming the field for: an unknown ``rope_type`` or an unknown
     key inside the rope parameters; a missing required key; a ``factor``, ``rope_theta``
@@ -287,23 +463,30 @@ def read_config(config: Mapping) -> ModelPositions:
     head is defined that way; ``rope_parameters`` and ``rope_scaling`` that disagree; an
     odd or zero rotary dimension. ``TypeError`` for a field of the wrong kind.
     """
-    if not isinstance(config, Mapping):
-        raise TypeError(f"config must be a mapping (the parsed config.json), got "
-                        f"{type(config).__name__}")
-    meta = {k: config.get(k) for k in ("_source", "_date")}
+    config = load_config(config)
+    meta = {k: config.get(k) for k in ("_source", "_date", "_found_in")}
+    outer_type = config.get("model_type")
     text = config.get("text_config")
     if text is not None:
         if not isinstance(text, Mapping):
             raise TypeError(f"text_config must be a mapping, got {type(text).__name__}")
         config = text
-    config = {k: v for k, v in config.items() if not str(k).startswith("_")}
-    model_type = config.get("model_type")
-    family = get_family(model_type)
+    config = _canonical({k: v for k, v in config.items() if not str(k).startswith("_")})
+    family_name, family, notes = _family(config, outer_type, strict)
+    model_type = config.get("model_type", outer_type)
     if "num_hidden_layers" not in config:
         raise ValueError("num_hidden_layers is required (one entry per layer is returned)")
     num_layers = check_int("num_hidden_layers", config["num_hidden_layers"])
     head_dim = _head_dim(config, family)
+    _partial_alias(config, head_dim)
     full_head = _full_head_dim(config, family)
+    if str(meta["_found_in"] or "").startswith("transformers "):
+        notes.append("built from a configuration class's defaults, not the checkpoint's "
+                     "own config.json: its base and lengths may not be the model's")
+    heads = config.get("num_attention_heads")
+    heads = None if heads is None else check_int("num_attention_heads", heads)
+    slopes = _alibi(config, family, heads)
+    layout = _layout(config, family)
 
     def head_of(layer_type: str) -> int:
         return full_head if full_head is not None and layer_type == "full_attention" else head_dim
@@ -313,11 +496,7 @@ def read_config(config: Mapping) -> ModelPositions:
 
     by_type = rope_parameters_by_layer_type(config, family)
     specs = {t: (None if r is None else rope_spec(r, config, family)) for t, r in by_type.items()}
-    computed = {(t, head_of(t)): (None if s is None else spec_frequencies(s, head_of(t)))
-                for t, s in specs.items()}
-    for pair in computed.values():
-        if pair is not None:
-            pair[0].setflags(write=False)
+    computed = {}
     temperature = _temperature(config, family, by_type)
     indexer_dim = _indexer_rotary_dim(config, family, head_dim)
 
@@ -332,25 +511,45 @@ def read_config(config: Mapping) -> ModelPositions:
         spec = specs.get(key)
         rotates = kind.rotates and spec is not None
         layer_head = head_of(kind.layer_type)
+        factor, long_factor = 1.0, None
         if rotates:
-            if (key, layer_head) not in computed:  # a head size of its own (Gemma 4)
+            if (key, layer_head) not in computed:  # one array per kind of layer, read-only
                 computed[key, layer_head] = spec_frequencies(spec, layer_head)
                 computed[key, layer_head][0].setflags(write=False)
             freqs, factor = computed[key, layer_head]
+            factor, long_factor = _mscale(family, spec, by_type[key], float(factor))
         layer_temperature = temperature
         if family.temperature == "llama4":
             layer_temperature = None if kind.rotates else temperature  # NoPE layers only
+        alibi = slopes is not None and kind.layer_type in ATTENTION_TYPES
+        mrope = (by_type.get(key) or {}).get("mrope_section") if rotates else None
         layers.append(LayerPositions(
             index=i, layer_type=kind.layer_type,
-            method=spec.rope_type if rotates else "none",
+            method=spec.rope_type if rotates else "alibi" if alibi else "none",
             frequencies=freqs if rotates else None,
-            attention_factor=float(factor) if rotates else 1.0,
+            attention_factor=factor,
             window=kind.window, chunk=kind.chunk, head_dim=layer_head,
             rotary_dim=rotary_dim(spec, layer_head) if rotates else 0,
             theta=spec.theta if rotates else None, sinks=family.sinks,
             temperature=layer_temperature,
             softmax_scale_factor=_softmax_scale_factor(family, spec, by_type.get(key)),
             rope=spec if rotates else None,
-            indexer_rotary_dim=indexer_dim if rotates else 0))
+            indexer_rotary_dim=indexer_dim if rotates else 0,
+            layout=layout if rotates else None,
+            alibi_slopes=slopes if alibi else None,
+            mrope_section=None if mrope is None else tuple(mrope),
+            long_attention_factor=long_factor))
     return ModelPositions(model_type, num_layers, head_dim, max_len, tuple(layers),
-                          meta["_source"], meta["_date"])
+                          meta["_source"], meta["_date"], family_name, tuple(notes))
+
+
+def _mscale(family: Family, spec: RopeSpec, rope: Mapping,
+            factor: float) -> tuple[float, float | None]:
+    """Phi-3.5-MoE (``PhimoeRotaryEmbedding.forward``): a scaled type's cos/sin multiplier is
+    ``short_mscale`` up to ``L0`` and ``long_mscale`` past it; ``(factor, None)`` otherwise."""
+    if family.attention_factor != "mscale_short_long" or spec.rope_type == "default":
+        return factor, None
+    if rope.get("short_mscale") is None or rope.get("long_mscale") is None:
+        return factor, None
+    return (_positive("short_mscale", rope["short_mscale"]),
+            _positive("long_mscale", rope["long_mscale"]))

@@ -55,6 +55,8 @@ ROPE_KEYS: dict[str, tuple[frozenset, frozenset]] = {
                  frozenset({"attention_factor", "factor"})),
     "llama3": (frozenset({"factor", "low_freq_factor", "high_freq_factor"}), frozenset()),
     "proportional": (frozenset(), frozenset({"factor"})),
+    # Hunyuan's "dynamic" with a fixed alpha (HunYuanDenseV1RotaryEmbedding): a static NTK base
+    "ntk_alpha": (frozenset({"alpha"}), frozenset({"factor"})),
 }
 
 #: The layer types whose rotary parameters a config may give separately.
@@ -119,6 +121,9 @@ def rope_parameters_by_layer_type(config: Mapping, family: Family) -> dict[str, 
     elif family.rope_by_layer_type is not None:
         by_type = _family_layer_types(config, family, source)
         wheres = {"full_attention": where, "sliding_attention": where}
+        if family.rope_by_layer_type == "modernbert":
+            wheres = {"full_attention": "global_rope_theta / " + where,
+                      "sliding_attention": "local_rope_theta / " + where}
     else:
         by_type = {ALL_LAYERS: source}
         wheres = {ALL_LAYERS: where}
@@ -131,10 +136,17 @@ def rope_parameters_by_layer_type(config: Mapping, family: Family) -> dict[str, 
         for k in rope:
             if not isinstance(k, str):
                 raise TypeError(f"{wheres[layer_type]} keys must be strings, got {k!r}")
+        if "mrope" in (rope.get("type"), rope.get("rope_type")) and \
+                "mrope_section" in family.extra_rope_keys:
+            # Qwen2VLTextConfig: "mrope" (alone, or beside rope_type "default") is default RoPE
+            # with its pairs split among time, height and width by mrope_section
+            rope["type"] = rope["rope_type"] = "default"
         if "type" in rope and "rope_type" in rope and rope["type"] != rope["rope_type"]:
             raise ValueError(f"{wheres[layer_type]} gives type={rope['type']!r} and "
                              f"rope_type={rope['rope_type']!r}: they must agree")
         rope.setdefault("rope_type", rope.get("type", "default"))
+        if family.ntk_alpha and rope["rope_type"] == "dynamic" and rope.get("alpha"):
+            rope["rope_type"] = "ntk_alpha"  # HunYuanDenseV1RotaryEmbedding: a fixed alpha
         if "rope_theta" not in rope:
             theta = top_theta
             if theta is None:
@@ -153,6 +165,14 @@ def _family_layer_types(config: Mapping, family: Family, source: dict) -> dict:
     """Gemma 3 and OLMo 3: the config's one rope dict is the full-attention layers';
     the sliding layers get plain RoPE (Gemma 3: with ``rope_local_base_freq``)."""
     full = dict(source)
+    if family.rope_by_layer_type == "modernbert":
+        # ModernBertConfig.convert_rope_params_to_dict: rope_scaling on both layer types,
+        # global_rope_theta on the full layers, local_rope_theta on the sliding ones
+        thetas = family.default_theta
+        return {"full_attention": {**full, "rope_theta": config.get(
+                    "global_rope_theta", thetas["full_attention"])},
+                "sliding_attention": {**full, "rope_theta": config.get(
+                    "local_rope_theta", thetas["sliding_attention"])}}
     if family.rope_by_layer_type == "gemma3":
         local = config.get("rope_local_base_freq", family.default_theta["sliding_attention"])
         if "rope_theta" not in full:
@@ -270,6 +290,10 @@ def spec_frequencies(spec: RopeSpec, head_dim: int, *,
               "original_max_position_embeddings": spec.original_max_position_embeddings,
               "seq_len": seq_len}
     method = spec.rope_type
+    if method == "ntk_alpha":  # base * alpha ** (d / (d - 2)): the static NTK-aware base
+        method = "ntk"
+        kwargs["factor"] = check_float("alpha", options.pop("alpha"), greater_than=0.0)
+        kwargs["original_max_position_embeddings"] = None
     if method == "proportional":
         options["partial_rotary_factor"] = spec.partial_rotary_factor
     if method == "llama3":

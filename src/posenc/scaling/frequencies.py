@@ -129,8 +129,8 @@ def yarn_correction_range(head_dim: int, base: float, original_max_position_embe
                           greater_than=0.0)
     beta_fast = check_float("beta_fast", beta_fast, greater_than=0.0)
     beta_slow = check_float("beta_slow", beta_slow, greater_than=0.0)
-    if not beta_fast > beta_slow:
-        raise ValueError(f"beta_fast must be > beta_slow, got beta_fast={beta_fast}, "
+    if beta_fast < beta_slow:  # equal is a ramp of one pair (Kimi K2: both 1.0)
+        raise ValueError(f"beta_fast must be >= beta_slow, got beta_fast={beta_fast}, "
                          f"beta_slow={beta_slow}")
     if not isinstance(truncate, bool | np.bool_):
         raise TypeError(f"truncate must be True or False, got {truncate!r}")
@@ -213,11 +213,11 @@ def _rescale_factors(name: str, values, num_pairs: int) -> np.ndarray:
     if arr.shape != (num_pairs,):
         raise ValueError(f"{name} must hold head_dim // 2 = {num_pairs} numbers, got shape "
                          f"{arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr < 1.0):
-        # LongRoPE's search keeps lambda_i >= 1: a factor stretches a wavelength, never
-        # shrinks it (Ding et al., 2024, the search space)
-        raise ValueError(f"{name} must be finite and >= 1 (a rescale factor lambda_i "
-                         f"stretches a pair's wavelength), got min {arr.min()!r}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0.0):
+        # LongRoPE's search keeps lambda_i >= 1, but released configs hold factors just
+        # below 1 (MiniCPM4: 0.9978), which Hugging Face and vLLM accept: any lambda_i > 0
+        raise ValueError(f"{name} must hold finite numbers > 0 (a rescale factor lambda_i "
+                         f"divides a pair's frequency), got min {float(arr.min())}")
     return arr
 
 
