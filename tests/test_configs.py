@@ -19,18 +19,16 @@ is compared too, at float32's tolerance, so the patch cannot have changed what i
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import math
 import re
 import subprocess
 import sys
-import types
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hf_reference import _family_module, _has_rotary, hf_config, hf_float64, hf_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,109 +54,8 @@ def hf():
     return pytest.importorskip("transformers")
 
 
-def _float64_torch(torch):
-    """``torch`` as a module, except that its float type names mean float64."""
-    shim = types.ModuleType("torch")
-    shim.__getattr__ = lambda name: getattr(torch, name)
-    shim.float = shim.float32 = torch.float64
-    return shim
-
-
-@contextmanager
-def hf_float64(modules):
-    """Run Hugging Face's rope code in float64: ``torch.float``/``torch.float32`` read as
-    float64 in ``modules`` and ``Tensor.float()`` as ``.double()``, for the duration."""
-    import torch
-
-    shim = _float64_torch(torch)
-    saved = [(m, m.torch) for m in modules]
-    saved_float = torch.Tensor.float
-    try:
-        for m in modules:
-            m.torch = shim
-        torch.Tensor.float = torch.Tensor.double
-        yield
-    finally:
-        torch.Tensor.float = saved_float
-        for m, t in saved:
-            m.torch = t
-
-
-def _family_module(hf, model_type):
-    name = {"gemma3_text": "gemma3", "llama4_text": "llama4",
-            "qwen3_5_text": "qwen3_5", "gemma4_text": "gemma4"}.get(model_type, model_type)
-    return importlib.import_module(f"transformers.models.{name}.modeling_{name}")
-
-
-def _one(module, suffix):
-    """The family's one text class named ``*<suffix>`` (``Llama4TextAttention``, not
-    ``Llama4VisionAttention``)."""
-    found = [c for n, c in vars(module).items() if isinstance(c, type) and n.endswith(suffix)
-             and "Vision" not in n and c.__module__ == module.__name__]
-    if len(found) > 1:  # the text model's, else the plain one (KimiLinearAttention, not
-        # KimiLinearDeltaAttention)
-        found = ([c for c in found if "Text" in c.__name__]
-                 or [min(found, key=lambda c: len(c.__name__))])
-    assert len(found) == 1, (module.__name__, suffix, found)
-    return found[0]
-
-
-def hf_config(hf, config: dict):
-    """The family's PretrainedConfig built from a config.json dict (text part)."""
-    text = config.get("text_config", config)
-    fields = {k: v for k, v in text.items() if not k.startswith("_")}
-    return hf.CONFIG_MAPPING[fields["model_type"]](**fields)
-
-
-def hf_reference(hf, config: dict, *, float64: bool = True):
-    """Per layer, Hugging Face's ``(inv_freq or None, attention_scaling, window, sinks)``."""
-    import torch
-    from transformers import modeling_rope_utils
-
-    cfg = hf_config(hf, config)
-    module = _family_module(hf, cfg.model_type)
-    rotary_cls = _one(module, "RotaryEmbedding") if _has_rotary(module) else None
-    attention_cls = _one(module, "Attention")
-    ctx = hf_float64([modeling_rope_utils, module]) if float64 else _nothing()
-    with ctx:
-        rotary = rotary_cls(config=cfg) if rotary_cls is not None else None
-    layer_types = getattr(cfg, "layer_types", None)
-    out = []
-    for i in range(cfg.num_hidden_layers):
-        with torch.device("meta"):
-            attention = attention_cls(cfg, layer_idx=i)
-        t = layer_types[i] if layer_types else None
-        if rotary is None or t == "linear_attention":
-            # no rotary embedding in the model (Kimi Linear), or a recurrent layer that
-            # Hugging Face builds as Gated DeltaNet / KDA, not as this attention class
-            out.append((None, 1.0, None, False, attention))
-            continue
-        if t is not None and hasattr(rotary, f"{t}_inv_freq"):
-            inv = getattr(rotary, f"{t}_inv_freq")
-            scaling = getattr(rotary, f"{t}_attention_scaling")
-        else:
-            inv, scaling = rotary.inv_freq, rotary.attention_scaling
-        rotates = bool(getattr(attention, "use_rope", True))
-        if cfg.model_type == "exaone4":  # Exaone4Attention.forward: rotate unless global+window
-            rotates = attention.sliding_window is None or attention.is_sliding
-        window = getattr(attention, "sliding_window", getattr(cfg, "sliding_window", None))
-        if getattr(attention, "is_sliding", True) is False:
-            window = None
-        out.append((inv.double().numpy() if rotates else None, float(scaling), window,
-                    hasattr(attention, "sinks"), attention))
-    return out
-
-
-def _has_rotary(module) -> bool:
-    """Whether the family's modelling code has a rotary embedding at all (Kimi Linear has
-    none: its latent attention applies no RoPE)."""
-    return any(n.endswith("RotaryEmbedding") for n in vars(module))
-
-
-@contextmanager
-def _nothing():
-    yield
-
+# the harness (hf_config, hf_reference, hf_float64, ...) lives in tests/hf_reference.py,
+# shared with test_configs_real.py (conftest.py puts tests/ on sys.path)
 
 # --- every bundled config against Hugging Face ----------------------------------------------
 
@@ -523,10 +420,29 @@ def test_posenc_configs_imports_no_torch():
     assert proc.returncode == 0, proc.stderr
 
 
-def test_every_family_and_rope_type_is_documented():
-    doc = (CONFIGS / "families.py").read_text()
-    for model_type in FAMILIES:
-        if model_type not in ("llama", "mistral"):
-            assert model_type.split("_")[0] in doc, model_type
-    assert set(ROPE_KEYS) == {"default", "linear", "dynamic", "yarn", "longrope", "llama3",
-                              "proportional"}
+def test_every_family_is_a_transformers_model_type_and_every_rope_type_is_hugging_faces(hf):
+    """The rules are keyed by real ``model_type`` names, and each rope type is one of
+    Hugging Face's (``ROPE_INIT_FUNCTIONS``, or Hunyuan's own ``ntk_alpha``)."""
+    from transformers import modeling_rope_utils
+
+    # kimi_k2: Kimi K2's own model_type (remote code on the Hub), DeepSeek-V3's architecture
+    assert set(FAMILIES) - {"kimi_k2"} <= set(hf.CONFIG_MAPPING), (
+        set(FAMILIES) - set(hf.CONFIG_MAPPING))
+    assert FAMILIES["kimi_k2"] == FAMILIES["deepseek_v3"]
+    hunyuan = _family_module(hf, "hunyuan_v1_dense")
+    assert set(ROPE_KEYS) - {"default"} <= set(modeling_rope_utils.ROPE_INIT_FUNCTIONS) | {
+        "ntk_alpha"}
+    assert hasattr(hunyuan.HunYuanDenseV1RotaryEmbedding, "compute_ntk_alpha_rope_parameters")
+
+
+def test_family_rules_are_checked_when_made():
+    from posenc.configs import Family
+
+    for bad in ({"layer_rule": "gema3"}, {"nope_rule": "some"}, {"layout": "split"},
+                {"position": "sinusoidal"}, {"temperature": "hot"},
+                {"rope_by_layer_type": "gemma"}, {"default_theta": 0.5}):
+        (name, value), = bad.items()
+        with pytest.raises(ValueError, match=f"Family.{name}"):
+            Family(**bad)
+    with pytest.raises(TypeError, match="extra_rope_keys"):
+        Family(extra_rope_keys={"alpha"})

@@ -12,7 +12,8 @@ import numpy as np
 
 from ._validation import check_bool, check_float, check_int
 
-__all__ = ["alibi_slopes", "mpt_alibi_slopes", "alibi_bias", "bias_only_attention", "attention_span"]
+__all__ = ["alibi_slopes", "mpt_alibi_slopes", "alibi_bias", "bias_only_attention",
+           "attention_span"]
 
 
 def _power_of_two_slopes(n: int) -> list[float]:

@@ -26,7 +26,8 @@ def main(argv=None) -> int:
                                                  "config.json, folded by kind of layer.")
     parser.add_argument("path", help="a config.json, a model folder, or a bundled name")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--plot", metavar="FILE", help="also draw the layers into FILE (.png, .svg)")
+    parser.add_argument("--plot", metavar="FILE",
+                        help="also draw the layers into FILE (.png, .svg)")
     parser.add_argument("--lenient", action="store_true",
                         help="read an unknown family with the generic rules (warns)")
     args = parser.parse_args(argv)

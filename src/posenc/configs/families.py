@@ -93,8 +93,9 @@ jamba             attention every ``attn_layer_period``-th layer from ``attn_lay
 nemotron_h        ``hybrid_override_pattern`` (``M`` Mamba-2, ``*`` attention, ``-`` MLP,
                   ``E`` mixture of experts); the attention applies no RoPE
 bamba,            Mamba-2 layers beside attention layers that rotate (Bamba's
-granitemoehybrid  ``attn_layer_indices``; Granite 4's ``layer_types``, RoPE only with
-                  ``position_embedding_type: "rope"``)
+granitemoehybrid  ``attn_layer_indices``, half of the head: ``BambaConfig`` sets
+                  ``partial_rotary_factor = 0.5``; Granite 4's ``layer_types``, RoPE only
+                  with ``position_embedding_type: "rope"``)
 falcon_h1,        every layer attention and Mamba-2 side by side (Falcon-H1) or a shared
 zamba2            attention block on the ``hybrid`` layers (Zamba2, RoPE with
                   ``use_mem_rope``)
@@ -172,6 +173,8 @@ class Family:
     :data:`ATTENTION_FACTORS`. ``ntk_alpha``: a ``dynamic`` block with ``alpha`` is a fixed
     NTK base (Hunyuan). ``fields``: config fields the family's code reads beyond
     :data:`GENERIC_FIELDS` (documentation, and what :func:`unread_fields` allows).
+    ``fixed_partial_rotary_factor``: the rotated share whatever the config says (Bamba's
+    configuration class sets 0.5).
 
     Every rule name is checked when the family is made: an unknown one raises
     ``ValueError`` naming the field and the accepted names.
@@ -194,6 +197,7 @@ class Family:
     attention_factor: str = "rope_type"
     ntk_alpha: bool = False
     fields: frozenset = field(default_factory=frozenset)
+    fixed_partial_rotary_factor: float | None = None
 
     def __post_init__(self):
         for name, accepted in _CHOICES.items():
@@ -212,6 +216,10 @@ class Family:
                    for t in thetas):
             raise ValueError(f"Family.default_theta must be a number > 1 or a dict of them "
                              f"by layer type, got {theta!r}")
+        partial = self.fixed_partial_rotary_factor
+        if partial is not None and not (isinstance(partial, float) and 0 < partial <= 1):
+            raise ValueError(f"Family.fixed_partial_rotary_factor must be None or a float in "
+                             f"(0, 1], got {partial!r}")
         for name in ("default_nope_interval", "global_head_dim"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
@@ -347,12 +355,13 @@ FAMILIES: dict[str, Family] = {
     "hunyuan_v1_moe": Family(ntk_alpha=True, extra_rope_keys=_HUNYUAN),
     "bloom": Family(position="alibi"),
     "mpt": Family(position="alibi", fields=frozenset({"attn_config", "max_seq_len"})),
-    "falcon": Family(position="alibi_field", fields=frozenset({"alibi", "new_decoder_architecture"})),
+    "falcon": Family(position="alibi_field",
+                     fields=frozenset({"alibi", "new_decoder_architecture"})),
     "jamba": Family(layer_rule="jamba", position="none",
                     fields=frozenset({"attn_layer_period", "attn_layer_offset"}) | _HYBRID),
     "nemotron_h": Family(layer_rule="nemotron_h", position="none",
                          fields=frozenset({"hybrid_override_pattern"}) | _HYBRID),
-    "bamba": Family(layer_rule="bamba", fields=_HYBRID),
+    "bamba": Family(layer_rule="bamba", fields=_HYBRID, fixed_partial_rotary_factor=0.5),
     "granitemoehybrid": Family(layer_rule="granitemoehybrid", nope_rule="position_embedding_type",
                                fields=frozenset({"position_embedding_type"}) | _HYBRID),
     "falcon_h1": Family(layer_rule="falcon_h1", fields=_HYBRID),

@@ -58,7 +58,7 @@ import numpy as np
 from .._validation import check_int
 from ..alibi import alibi_slopes, mpt_alibi_slopes
 from ..scaling import attention_temperature, llama_4_beta_scale, yarn_mscale
-from .families import FAMILIES, GENERIC, Family, get_family, unread_fields
+from .families import FAMILIES, GENERIC, Family, unread_fields
 from .layers import ATTENTION_TYPES, layer_kinds
 from .rope_parameters import (
     ALL_LAYERS,
@@ -479,6 +479,8 @@ def read_config(config, *, strict: bool = True) -> ModelPositions:
     num_layers = check_int("num_hidden_layers", config["num_hidden_layers"])
     head_dim = _head_dim(config, family)
     _partial_alias(config, head_dim)
+    if family.fixed_partial_rotary_factor is not None:  # BambaConfig: "hardcode for BC"
+        config["partial_rotary_factor"] = family.fixed_partial_rotary_factor
     full_head = _full_head_dim(config, family)
     if str(meta["_found_in"] or "").startswith("transformers "):
         notes.append("built from a configuration class's defaults, not the checkpoint's "

@@ -71,13 +71,13 @@ def fold_indices(indices, total: int | None = None) -> str:
             return f"all but {fold_indices(rest)}"
     if not idx:
         return "-"
-    steps = {b - a for a, b in zip(idx, idx[1:])}
+    steps = {b - a for a, b in zip(idx, idx[1:], strict=False)}
     if steps <= {1}:
         return f"{idx[0]}-{idx[-1]}" if len(idx) > 1 else str(idx[0])
     if len(idx) >= 4 and len(steps) == 1:
         return f"{idx[0]}, {idx[1]}, ..., {idx[-1]} ({_every(steps.pop())})"
     runs, start = [], idx[0]
-    for a, b in zip(idx, [*idx[1:], None]):
+    for a, b in zip(idx, [*idx[1:], None], strict=True):
         if b != a + 1:
             runs.append(f"{start}-{a}" if a > start else str(start))
             start = b
@@ -164,8 +164,9 @@ def kind_table(model: ModelPositions) -> str:
     widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(_COLUMNS)]
     lines = [f"{model.model_type or 'config'}: {model.num_layers} layers, rules of "
              f"{model.family!r}",
-             "  ".join(c.ljust(w) for c, w in zip(_COLUMNS, widths)).rstrip()]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(b, widths)).rstrip() for b in body]
+             "  ".join(c.ljust(w) for c, w in zip(_COLUMNS, widths, strict=True)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(b, widths, strict=True)).rstrip()
+              for b in body]
     lines += [f"note: {n}" for n in model.notes]
     return "\n".join(lines)
 
