@@ -123,7 +123,7 @@ def reference_position_ids(mask):
     for row in mask.tolist():
         seen, ids = 0, []
         for real in row:
-            ids.append(seen if real else 1)
+            ids.append(seen if real else 0)  # padding at 0, as transformers 5.x
             seen += real
         out.append(ids)
     return torch.tensor(out)

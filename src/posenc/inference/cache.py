@@ -3,9 +3,10 @@
 RoPE rotations compose, ``R(m + delta) = R(delta) R(m)``: a key cached at position ``m``
 moves to ``m + delta`` by one more rotation by ``delta``, without the token or the layer's
 input (:func:`rerotate_keys`). That is how llama.cpp's context shift works
-(``llama_kv_cache_seq_add``: new positions in the cell metadata, then a "K-shift" that
-applies RoPE by the difference). An ALiBi layer's keys hold no position: its bias depends
-on ``i - j`` only, so only the position ids (the mask) change and nothing is re-rotated.
+(``llama_memory_seq_add``, named ``llama_kv_cache_seq_add`` until 2025: new positions in
+the cell metadata, then a "K-shift" that applies RoPE by the difference). An ALiBi layer's
+keys hold no position: its bias depends on ``i - j`` only, so only the position ids (the
+mask) change and nothing is re-rotated.
 
 StreamingLLM (Xiao et al., ICLR 2024) keeps a few first tokens ("sinks") and a window of
 the most recent ones (:func:`streaming_keep`), and gives the kept entries their positions

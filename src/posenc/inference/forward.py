@@ -61,9 +61,17 @@ class KVCache(NamedTuple):
         return int(self.positions.shape[1])
 
     def next_positions(self) -> torch.Tensor:
-        """int64 ``[batch]``: one past each row's largest cached position (where a plain
-        continuation starts)."""
-        return self.positions.max(dim=1).values + 1
+        """int64 ``[batch]``: each row's *last* cached position + 1, where a plain
+        continuation starts.
+
+        This is Hugging Face's rule (``GenerationMixin._update_model_kwargs_for_generation``:
+        ``position_ids[..., -1:] + 1``; tested against it). The last entry, not the largest:
+        a left-padded row's padding may hold any id (transformers 4.x gave it 1, so a
+        one-token prompt, ids ``1 .. 1 0``, would continue at 2 from the largest instead of
+        1). Entries are in cache order, so after an eviction the last kept one is the most
+        recent; a right-padded row has no real last entry, as in Hugging Face's ``generate``.
+        """
+        return self.positions[:, -1] + 1
 
 
 class RunOutput(NamedTuple):

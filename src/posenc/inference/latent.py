@@ -9,8 +9,9 @@ content term plus a RoPE term (:func:`decoupled_scores`).
 
 A shift therefore re-rotates the cached ``k_rope`` only (``R(m + delta) = R(delta) R(m)``);
 ``c`` and ``k_nope`` hold no position. A generic context-shift kernel that rotates whole
-keys would rotate the content part too: llama.cpp refused context shifts for DeepSeek's
-MLA models (``llama_kv_cache_can_shift``, Nov 2024). Numpy, float64.
+keys would rotate the content part too: llama.cpp disabled context shifts for DeepSeek-V2
+in July 2024, and since November 2024 each of its caches says whether it can shift
+(``can_shift``). Numpy, float64.
 """
 
 from __future__ import annotations

@@ -4,9 +4,12 @@ A model sees position only through the ids it is given. Two common batches break
 default ``0 .. seq-1``:
 
 * **Left padding** (batched generation): a prompt of 5 tokens in a row of 8 starts at
-  column 3. Its ids must still be ``0 .. 4``: Hugging Face computes them from the
-  attention mask, ``position_ids = attention_mask.cumsum(-1) - 1`` (padding set to 1,
-  ``prepare_inputs_for_generation``), and the mask also hides the padding keys.
+  column 3. Its ids must still be ``0 .. 4``: Hugging Face's ``generate`` computes them from
+  the attention mask, ``position_ids = attention_mask.cumsum(-1) - 1`` with padding set to 0
+  (transformers 5.x, ``GenerationMixin._prepare_position_ids_for_generation``; 4.x's
+  ``prepare_inputs_for_generation`` set it to 1), and the mask also hides the padding keys.
+  Each decoding step then continues from the row's *last* id, ``+ 1``
+  (``_update_model_kwargs_for_generation``; :meth:`KVCache.next_positions`).
   :func:`position_ids_from_mask`, :func:`padded_mask`.
 * **Packing** (training or prefill of several documents in one row): ids restart at 0 for
   each document (:func:`packed_position_ids`), **and** the mask must keep each document from
@@ -40,15 +43,18 @@ def _check_attention_mask(attention_mask) -> torch.Tensor:
 
 
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Each token's position from the attention mask: ``cumsum - 1``, padding at 1.
+    """Each token's position from the attention mask: ``cumsum - 1``, padding at 0.
 
     ``attention_mask`` ``[batch, seq]``, 1 for a token and 0 for padding (left or right);
     returns int64 ``[batch, seq]``: the first real token of each row is 0, the next 1, ...
-    Padding gets 1, as Hugging Face's ``masked_fill_(attention_mask == 0, 1)`` (any value
-    does: padding keys are masked, and what padding queries compute is never read).
+    Padding gets 0, exactly as transformers 5.x's
+    ``GenerationMixin._prepare_position_ids_for_generation``
+    (``masked_fill(attention_mask == 0, 0)``; tested against it). Padding keys are masked and
+    what padding queries compute is never read, so the value matters only to what continues
+    from the ids: a row's next position is its *last* id + 1 (:meth:`KVCache.next_positions`).
     """
     mask = _check_attention_mask(attention_mask)
-    return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+    return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
 
 
 def padded_mask(attention_mask: torch.Tensor) -> torch.Tensor:
