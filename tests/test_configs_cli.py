@@ -235,6 +235,9 @@ def test_the_command_line_reads_a_file_and_a_folder(tmp_path):
     assert "linear_attention" in by_file.stdout
     records = json.loads(_cli(folder, "--json").stdout)
     assert sum(k["count"] for k in records["kinds"]) == 48
+    drawn = _cli(folder, "--plot", tmp_path / "layers.png")
+    assert drawn.returncode == 0, drawn.stderr
+    assert (tmp_path / "layers.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_command_line_refuses_in_one_line_with_status_2(tmp_path):

@@ -58,19 +58,24 @@ def test_kv_bytes_by_hand_for_the_hybrids_and_the_indexer():
     # Qwen3.5-9B: 32 layers, one in four full attention (8), 4 KV heads of 256; the 24 Gated
     # DeltaNet layers keep a fixed state, nothing per token
     assert kv_cache(load_bundled("qwen3.5-9b")).bytes_at(1000) == 1000 * 8 * 2 * 4 * 256 * 2
-    # Kimi Linear (the configuration class's layout): 27 layers, latent attention at layers
-    # 4, 8, ..., 24 (6 of them), 512 + 64 numbers each; the KDA layers keep a fixed state
-    kimi = kv_cache(load_bundled("kimi-linear-48b-a3b-instruct"))
-    assert kimi.layout == "mla" and kimi.bytes_at(1000) == 1000 * 6 * (512 + 64) * 2
+    # Kimi Linear: 27 layers, latent attention at the 7 the checkpoint's linear_attn_config
+    # lists in full_attn_layers (1-based 4, 8, ..., 24, 27), 512 + 64 numbers each; the 20
+    # KDA layers keep a fixed state
+    kimi_config = load_bundled("kimi-linear-48b-a3b-instruct")
+    kimi = kv_cache(kimi_config)
+    assert len(kimi_config["linear_attn_config"]["full_attn_layers"]) == 7
+    assert kimi.layout == "mla" and kimi.bytes_at(1000) == 1000 * 7 * (512 + 64) * 2
     # DeepSeek-V3.2-Exp: 61 latent layers of 512 + 64, plus the indexer's key of 128
     deepseek = kv_cache(load_bundled("deepseek-v3.2-exp"))
     assert deepseek.bytes_at(1000) == 1000 * 61 * (512 + 64 + 128) * 2
-    # Gemma 4 (the configuration class's layout): 30 layers, every 6th full attention (5) with
-    # its own head of 512, 25 sliding (window 512: 511 kept) with heads of 256; 4 KV heads
+    # Gemma 4 E2B: 35 layers, every 5th full attention (7) with its own head of 512, 28
+    # sliding (window 512: 511 kept) with heads of 256; one KV head. Its last 20 layers
+    # (num_kv_shared_layers) reuse the keys and values of earlier ones and cache nothing, so
+    # only layers 0-14 count: 3 full (4, 9, 14) and 12 sliding
+    gemma4_text = load_bundled("gemma-4-e2b-it")["text_config"]
+    assert (gemma4_text["num_hidden_layers"], gemma4_text["num_kv_shared_layers"]) == (35, 20)
     gemma4 = kv_cache(load_bundled("gemma-4-e2b-it"))
-    assert gemma4.bytes_at(1000) == (5 * 1000 * 2 * 4 * 512 + 25 * 511 * 2 * 4 * 256) * 2
-    with pytest.raises(ValueError, match="num_kv_shared_layers"):
-        kv_cache({**load_bundled("gemma-4-e2b-it"), "num_kv_shared_layers": 10})
+    assert gemma4.bytes_at(1000) == (3 * 1000 * 2 * 1 * 512 + 12 * 511 * 2 * 1 * 256) * 2
 
 
 def _latent(name: str) -> bool:
@@ -98,6 +103,8 @@ def test_kv_bytes_equal_what_hugging_faces_cache_stores(name):
         for i in range(cfg.num_hidden_layers):
             if i < len(cache.layers) and not hasattr(cache.layers[i], "update"):
                 continue  # a linear-attention layer: its state is not keys and values
+            if i < len(cache.layers) and type(cache.layers[i]).__name__ == "DummyLayer":
+                continue  # Gemma 4: a layer that reuses another's keys and values stores none
             # Gemma 4: a layer's own head and KV heads (Gemma4TextConfig.per_layer_config)
             layer_cfg = cfg.per_layer_config[i] if hasattr(cfg, "per_layer_config") else cfg
             k = torch.empty(1, getattr(layer_cfg, "num_key_value_heads", None)
@@ -106,7 +113,8 @@ def test_kv_bytes_equal_what_hugging_faces_cache_stores(name):
                             dtype=torch.bfloat16, device="meta")
             cache.update(k, k, i)
         stored = sum(t.numel() * t.element_size() for layer in cache.layers
-                     if hasattr(layer, "keys") for t in (layer.keys, layer.values))
+                     if getattr(layer, "keys", None) is not None
+                     for t in (layer.keys, layer.values))
         assert stored == ours.bytes_at(length, "bfloat16"), (name, length)
 
 
@@ -289,12 +297,13 @@ def test_survey_rows_against_the_files_by_hand():
     scout = survey_row("llama-4-scout-17b-16e")
     assert (scout.nope, scout.windowed, scout.temperature) == (12, 36, "llama4")
     kimi = survey_row("kimi-linear-48b-a3b-instruct")
-    assert (kimi.rotating, kimi.nope, kimi.linear, kimi.base) == (0, 6, 21, None)
+    # Kimi Linear: the checkpoint's full_attn_layers (7, no RoPE) and kda_layers (20)
+    assert (kimi.rotating, kimi.nope, kimi.linear, kimi.base) == (0, 7, 20, None)
     assert survey_row("ministral-3-3b-instruct-2512").temperature == "llama_4_scaling_beta"
     assert survey_row("llama-3.1-8b").scaling == "llama3 ×8"
     # Gemma 4: the row is its global layers' p-RoPE (a quarter of the pairs turn), not its
     # sliding layers' plain RoPE; Gemma 3: its global base
-    gemma4 = load_bundled("gemma-4-e2b-it")["rope_parameters"]["full_attention"]
+    gemma4 = load_bundled("gemma-4-e2b-it")["text_config"]["rope_parameters"]["full_attention"]
     row = survey_row("gemma-4-e2b-it")
     assert (row.scaling, row.rotated_share, row.base) == (
         "proportional", gemma4["partial_rotary_factor"], gemma4["rope_theta"])

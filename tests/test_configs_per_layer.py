@@ -49,11 +49,12 @@ def test_gemma_3_sliding_and_global_layers():
 
 
 def test_qwen3_next_rotates_a_quarter_of_the_head_on_its_full_layers():
-    raw = _raw("qwen3-next-80b-a3b-instruct")
-    rope, head = raw["rope_parameters"], raw["head_dim"]
+    raw = _raw("qwen3-next-80b-a3b-instruct")  # flat rope fields, no layer_types in the file
+    head, every = raw["head_dim"], raw["full_attention_interval"]
     full = _row("qwen3-next-80b-a3b-instruct", "full")
-    assert full.layers == raw["layer_types"].count("full_attention")
-    assert full.turning == f"{int(head * rope['partial_rotary_factor'])}/{head}"
+    assert full.layers == raw["num_hidden_layers"] // every == 12
+    assert (full.base, full.turning) == (
+        raw["rope_theta"], f"{int(head * raw['partial_rotary_factor'])}/{head}")
     assert _row("qwen3-next-80b-a3b-instruct", "linear").method == "none"
 
 
@@ -68,7 +69,7 @@ def test_gpt_oss_scales_both_kinds():
 
 
 def test_gemma_4_global_layers_turn_a_quarter_of_their_own_head():
-    raw = _raw("gemma-4-e2b-it")
+    raw = _raw("gemma-4-e2b-it")["text_config"]
     full_rope = raw["rope_parameters"]["full_attention"]
     full = _row("gemma-4-e2b-it", "full")
     head = raw["global_head_dim"]

@@ -16,7 +16,7 @@ import sys
 import warnings
 
 from .bundled import bundled_names, load_bundled
-from .reader import read_config
+from .reader import load_config, read_config
 from .table import kind_records, kind_table
 
 
@@ -42,10 +42,17 @@ def main(argv=None) -> int:
     for w in caught:
         print(f"posenc.configs: warning: {w.message}", file=sys.stderr)
     print(json.dumps(kind_records(model), indent=1) if args.json else kind_table(model))
-    if args.plot:
-        from ..course.figures.configs import draw_model_positions
+    if args.plot:  # the course's figure (matplotlib, outside the numpy-only library)
+        import matplotlib
 
-        draw_model_positions(model).savefig(args.plot)
+        matplotlib.use("Agg")
+        from matplotlib.figure import Figure
+
+        from ..course.figures.configs import draw_model_layers
+
+        fig = Figure(figsize=(7.5, 4.6))
+        draw_model_layers(fig, load_config(source))
+        fig.savefig(args.plot, dpi=150, bbox_inches="tight")
     return 0
 
 

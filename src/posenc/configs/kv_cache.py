@@ -13,13 +13,14 @@ token that is (``values_per_token``):
   numbers, shared by all heads (DeepSeek-V2 report, section 2.1.4: ``(d_c + d_h^R) l``
   elements per token);
 * Gemma 4's full-attention layers: their own head, ``global_head_dim``, (and
-  ``num_global_key_value_heads`` heads where ``attention_k_eq_v`` gives them; a config
-  whose last layers share another layer's cache, ``num_kv_shared_layers`` > 0, is refused
-  rather than miscounted);
+  ``num_global_key_value_heads`` heads where ``attention_k_eq_v`` gives them); its last
+  ``num_kv_shared_layers`` layers read an earlier layer's cache and store nothing (as
+  transformers' ``DynamicCache`` gives them a ``DummyLayer``);
 * DeepSeek-V3.2's indexer keys on top: ``index_head_dim`` numbers per token and layer, one
   key shared by the indexer's heads (Hugging Face's ``update_indexer`` keeps them in the
   same cache; DeepSeek's own kernels store them in float8, counted here in the cache's dtype);
-* a ``linear_attention`` layer (Qwen3-Next's Gated DeltaNet, Kimi Linear's KDA): nothing
+* a layer that does not attend (``linear_attention``: Qwen3-Next's Gated DeltaNet, Kimi
+  Linear's KDA; ``mamba``, ``conv``, ``mlp``): nothing
   per token; its recurrent state has a fixed size and is not counted here.
 
 A query of a sliding-window layer of ``w`` sees itself and the ``w - 1`` keys before it
@@ -123,18 +124,20 @@ def kv_cache(config: Mapping) -> KVCache:
         layout = "gqa"
     full_layer = per_layer
     if family.global_head_dim is not None:
-        if text.get("num_kv_shared_layers"):
-            raise ValueError("num_kv_shared_layers > 0 (layers reading another layer's cache) "
-                             "is not counted by kv_cache; got "
-                             f"{text['num_kv_shared_layers']!r}")
         global_kv = text.get("num_global_key_value_heads")
         if global_kv is None or not text.get("attention_k_eq_v", False):
             global_kv = kv_heads
         full_layer = 2 * check_int("num_global_key_value_heads", global_kv) * check_int(
             "global_head_dim", text.get("global_head_dim", family.global_head_dim))
+    # Gemma 4: the last num_kv_shared_layers layers reuse the keys and values of the last
+    # earlier layer of their type (Gemma4TextConfig.kv_sharing_modes) and cache nothing
+    shared = check_int("num_kv_shared_layers", text.get("num_kv_shared_layers", 0), minimum=0)
+    if shared > model.num_layers:
+        raise ValueError(f"num_kv_shared_layers ({shared}) exceeds num_hidden_layers "
+                         f"({model.num_layers})")
     values, kept = [], []
-    for layer in model.layers:
-        if layer.layer_type == "linear_attention":
+    for i, layer in enumerate(model.layers):
+        if not layer.attends or i >= model.num_layers - shared:  # recurrent, conv, MLP
             values.append(0)
         else:
             values.append(full_layer if layer.layer_type == "full_attention" else per_layer)

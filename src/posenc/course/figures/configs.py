@@ -85,22 +85,23 @@ def _layer_strip(ax, model):
               frameon=False)
 
 
-def draw_model_layers(fig, model: str):
-    """The bundled config ``model`` (:func:`posenc.configs.bundled_names`): top, one cell
+def draw_model_layers(fig, model):
+    """The config ``model`` (a bundled name, :func:`posenc.configs.bundled_names`, or a
+    config dict; ``python -m posenc.configs PATH --plot FILE`` draws this): top, one cell
     per layer coloured by its kind; bottom, the turns each pair makes within the trained
     length ``L0`` (unscaled frequencies, reach capped by a window or chunk), one line per
     kind of rotating layer, the line at 1 turn dividing the pairs that saw every angle from
     those that did not. The suptitle names the scaling and the KV cache per token at the
     model's length, in bf16. Returns the two axes."""
-    config = load_bundled(model)
-    positions = read_config(config)
+    config = load_bundled(model) if isinstance(model, str) else dict(model)
+    positions = read_config(config, strict=False)
     groups = rotating_groups(positions)
     top, bottom = fig.subplots(2, 1, height_ratios=[1, 3.4], gridspec_kw={"hspace": 0.75})
     _layer_strip(top, positions)
-    length = positions.max_position_embeddings
-    per_token = kv_cache(config).bytes_per_token(length) / 1024
     first = next(iter(groups.values()), None)
-    if first is not None:
+    if first is not None:  # a model with no rotating layer (Kimi Linear) gets no suptitle
+        length = positions.max_position_embeddings
+        per_token = kv_cache(config).bytes_per_token(length) / 1024
         spec = first.rope
         scaling = (f"{spec.rope_type} ×{spec.factor:g}" if spec.factor else spec.rope_type)
         length0 = trained_length(positions, first)
@@ -132,8 +133,8 @@ def draw_target_length(fig, model: str, target: int):
     those pairs and gives the KV cache of one sequence of ``target`` tokens (bf16).
     Returns the axes."""
     target = check_int("target", target)
-    config = load_bundled(model)
-    positions = read_config(config)
+    config = load_bundled(model) if isinstance(model, str) else dict(model)
+    positions = read_config(config, strict=False)
     groups = rotating_groups(positions)
     ax = fig.add_subplot()
     ax.set_yscale("log")
@@ -169,17 +170,19 @@ def draw_target_length(fig, model: str, target: int):
     ax.set_title(f"T = {target:,}: {unseen_total} pairs unseen"
                  f"\nKV cache {gib:,.2f} GiB per sequence, {per_token:,.1f} KiB per token "
                  "(bf16)", fontsize=9)
-    if groups:
-        # always three full rows: every model's frame has the legend's height, so the one
-        # crop of the slider figure (measured on two frames) holds every model's legend
-        handles, names = ax.get_legend_handles_labels()
-        blank = Line2D([], [], ls="none")
-        slots = _LEGEND_COLUMNS * _LEGEND_ROWS
-        if len(handles) > slots:
-            raise ValueError(f"{len(handles)} legend entries for {slots} slots")
-        ax.legend(handles + [blank] * (slots - len(handles)),
-                  names + [" "] * (slots - len(handles)), fontsize=8, loc="upper center",
-                  bbox_to_anchor=(0.5, -0.22), ncol=_LEGEND_COLUMNS, frameon=False)
+    # always three full rows, also for a model with no rotating layer (Kimi Linear): every
+    # model's frame has the legend's height, so the one crop of the slider figure (measured
+    # on two frames) holds every model's legend
+    handles, names = ax.get_legend_handles_labels()
+    blank = Line2D([], [], ls="none")
+    if not groups:
+        handles, names = [blank, *handles], ["no layer applies RoPE", *names]
+    slots = _LEGEND_COLUMNS * _LEGEND_ROWS
+    if len(handles) > slots:
+        raise ValueError(f"{len(handles)} legend entries for {slots} slots")
+    ax.legend(handles + [blank] * (slots - len(handles)),
+              names + [" "] * (slots - len(handles)), fontsize=8, loc="upper center",
+              bbox_to_anchor=(0.5, -0.22), ncol=_LEGEND_COLUMNS, frameon=False)
     return ax
 
 
