@@ -7,6 +7,7 @@ Flash-attention's kernels need a GPU and the flash-attn package: its cells are t
 the functions that decide what the kernel is given (``flash_attention_mask``,
 ``_is_packed_sequence``, ``prepare_fa_kwargs_from_position_ids``), not by running it."""
 
+import batches
 import numpy as np
 import pytest
 import torch
@@ -39,13 +40,7 @@ def tiny_llama(backend, dtype=torch.float64, **options):
 
 
 def left_padded(lengths=LENGTHS, seed=10):
-    width = max(lengths)
-    g = torch.Generator().manual_seed(seed)
-    prompts = [torch.randint(3, 64, (n,), generator=g) for n in lengths]
-    tokens = torch.stack([torch.cat([torch.zeros(width - len(p), dtype=torch.long), p])
-                          for p in prompts])
-    mask = (torch.arange(width)[None, :] >= torch.tensor([[width - n] for n in lengths])).long()
-    return tokens, mask, prompts
+    return batches.left_padded(lengths, seed=seed, vocab=(3, 64))  # 0-2: pad, bos, eos
 
 
 def greedy(model, tokens, mask, steps=3):

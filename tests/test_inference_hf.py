@@ -5,6 +5,7 @@ where "largest id + 1" and "last id + 1" part ways); then the next token's logit
 
 import pytest
 import torch
+from batches import left_padded
 from transformers import GenerationMixin
 
 from posenc.inference import padded_mask, position_ids_from_mask, run
@@ -12,17 +13,6 @@ from posenc.model import TinyLM, TinyLMConfig
 
 LENGTHS = [5, 1, 8, 2]
 TOL = 1e-12  # float64
-
-
-def left_padded(lengths, seed=0):
-    """Prompts of ``lengths`` left-padded to the longest: (tokens, mask, prompts)."""
-    width = max(lengths)
-    g = torch.Generator().manual_seed(seed)
-    prompts = [torch.randint(1, 256, (n,), generator=g) for n in lengths]
-    tokens = torch.stack([torch.cat([torch.zeros(width - len(p), dtype=torch.long), p])
-                          for p in prompts])
-    mask = (torch.arange(width)[None, :] >= torch.tensor([[width - n] for n in lengths])).long()
-    return tokens, mask, prompts
 
 
 class _Generation(GenerationMixin):

@@ -31,11 +31,12 @@ def main(argv=None) -> int:
     parser.add_argument("--lenient", action="store_true",
                         help="read an unknown family with the generic rules (warns)")
     args = parser.parse_args(argv)
-    source = load_bundled(args.path) if args.path in bundled_names() else args.path
     try:
+        config = (load_bundled(args.path) if args.path in bundled_names()
+                  else load_config(args.path))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = read_config(source, strict=not args.lenient)
+            model = read_config(config, strict=not args.lenient)
     except (ValueError, TypeError) as err:
         print(f"posenc.configs: {args.path}: {err}", file=sys.stderr)
         return 2
@@ -51,7 +52,7 @@ def main(argv=None) -> int:
         from ..course.figures.configs import draw_model_layers
 
         fig = Figure(figsize=(7.5, 4.6))
-        draw_model_layers(fig, load_config(source))
+        draw_model_layers(fig, config)
         fig.savefig(args.plot, dpi=150, bbox_inches="tight")
     return 0
 

@@ -121,6 +121,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["Family", "FAMILIES", "GENERIC", "get_family", "LAYER_RULES", "NOPE_RULES",
            "ROPE_BY_LAYER_TYPE", "TEMPERATURES", "LAYOUTS", "POSITIONS", "ATTENTION_FACTORS",
+           "RECURRENT_TYPES",
            "GENERIC_FIELDS", "unread_fields"]
 
 #: How ``layer_types`` are derived when a config lists none (one function each in
@@ -146,10 +147,14 @@ POSITIONS = ("rope", "alibi", "none", "alibi_field")
 #: Where the cos/sin multiplier comes from: the rope type's own rule, or Phi-3.5-MoE's
 #: ``short_mscale`` / ``long_mscale``.
 ATTENTION_FACTORS = ("rope_type", "mscale_short_long")
+#: What a family's ``linear_attention`` layers are: linear attention (Gated DeltaNet, KDA,
+#: lightning), or Mamba state-space layers, which transformers' hybrids also call that.
+RECURRENT_TYPES = ("linear_attention", "mamba")
 
 _CHOICES = {"layer_rule": LAYER_RULES, "nope_rule": NOPE_RULES,
             "rope_by_layer_type": ROPE_BY_LAYER_TYPE, "temperature": TEMPERATURES,
-            "layout": LAYOUTS, "position": POSITIONS, "attention_factor": ATTENTION_FACTORS}
+            "layout": LAYOUTS, "position": POSITIONS, "attention_factor": ATTENTION_FACTORS,
+            "recurrent_type": RECURRENT_TYPES}
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,8 @@ class Family:
     NTK base (Hunyuan). ``fields``: config fields the family's code reads beyond
     :data:`GENERIC_FIELDS` (documentation, and what :func:`unread_fields` allows).
     ``fixed_partial_rotary_factor``: the rotated share whatever the config says (Bamba's
-    configuration class sets 0.5).
+    configuration class sets 0.5). ``recurrent_type``: :data:`RECURRENT_TYPES`, the layer
+    type a listed ``linear_attention`` layer is reported as.
 
     Every rule name is checked when the family is made: an unknown one raises
     ``ValueError`` naming the field and the accepted names.
@@ -198,6 +204,7 @@ class Family:
     ntk_alpha: bool = False
     fields: frozenset = field(default_factory=frozenset)
     fixed_partial_rotary_factor: float | None = None
+    recurrent_type: str = "linear_attention"
 
     def __post_init__(self):
         for name, accepted in _CHOICES.items():
@@ -357,15 +364,17 @@ FAMILIES: dict[str, Family] = {
     "mpt": Family(position="alibi", fields=frozenset({"attn_config", "max_seq_len"})),
     "falcon": Family(position="alibi_field",
                      fields=frozenset({"alibi", "new_decoder_architecture"})),
-    "jamba": Family(layer_rule="jamba", position="none",
+    "jamba": Family(layer_rule="jamba", recurrent_type="mamba", position="none",
                     fields=frozenset({"attn_layer_period", "attn_layer_offset"}) | _HYBRID),
-    "nemotron_h": Family(layer_rule="nemotron_h", position="none",
+    "nemotron_h": Family(layer_rule="nemotron_h", recurrent_type="mamba", position="none",
                          fields=frozenset({"hybrid_override_pattern"}) | _HYBRID),
-    "bamba": Family(layer_rule="bamba", fields=_HYBRID, fixed_partial_rotary_factor=0.5),
-    "granitemoehybrid": Family(layer_rule="granitemoehybrid", nope_rule="position_embedding_type",
+    "bamba": Family(layer_rule="bamba", recurrent_type="mamba", fields=_HYBRID,
+                    fixed_partial_rotary_factor=0.5),
+    "granitemoehybrid": Family(layer_rule="granitemoehybrid", recurrent_type="mamba",
+                               nope_rule="position_embedding_type",
                                fields=frozenset({"position_embedding_type"}) | _HYBRID),
     "falcon_h1": Family(layer_rule="falcon_h1", fields=_HYBRID),
-    "zamba2": Family(layer_rule="zamba2", nope_rule="use_mem_rope",
+    "zamba2": Family(layer_rule="zamba2", recurrent_type="mamba", nope_rule="use_mem_rope",
                      fields=frozenset({"use_mem_rope", "hybrid_layer_ids"}) | _HYBRID),
     "lfm2": Family(layer_rule="lfm2", fields=frozenset({"full_attn_idxs"})),
 }

@@ -292,9 +292,8 @@ def _given_types(config: Mapping, family: Family, num_layers: int) -> list[str] 
     types = []
     for i, t in enumerate(_list(name, given, num_layers)):
         t = _TYPE_NAMES.get(t, t)
-        if family.layer_rule in ("jamba", "bamba", "nemotron_h", "zamba2", "granitemoehybrid") \
-                and t == "linear_attention":
-            t = "mamba"  # transformers names these hybrids' Mamba layers linear_attention
+        if t == "linear_attention":  # transformers' name for hybrids' Mamba layers too
+            t = family.recurrent_type
         if t not in LAYER_TYPES:
             raise ValueError(f"{name}[{i}] must be one of "
                              f"{', '.join(map(repr, LAYER_TYPES))}; got {t!r}")

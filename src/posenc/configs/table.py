@@ -65,10 +65,9 @@ def fold_indices(indices, total: int | None = None) -> str:
     idx = sorted({int(i) for i in indices})
     if total is not None and idx:
         rest = sorted(set(range(total)) - set(idx))
-        folded = fold_indices(idx)
-        if len(rest) >= 4 and "..." in fold_indices(rest) and "..." not in folded \
-                and "," in folded:
-            return f"all but {fold_indices(rest)}"
+        folded, others = fold_indices(idx), fold_indices(rest)
+        if len(rest) >= 4 and "..." in others and "..." not in folded and "," in folded:
+            return f"all but {others}"
     if not idx:
         return "-"
     steps = {b - a for a, b in zip(idx, idx[1:], strict=False)}

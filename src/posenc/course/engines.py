@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_choice
+from ..rope import rope_frequencies
 
 __all__ = ["QUESTIONS", "Cell", "Engine", "ENGINES", "engine_table", "evidence_lines",
            "cited_dynamic_frequencies"]
@@ -150,4 +151,4 @@ def cited_dynamic_frequencies(engine: str, *, head_dim: int, factor: float, L0: 
     max_len = L0 * factor
     ratio = max_len / L0 if engine == "vllm" else factor * max_len / L0
     new_base = base * (ratio - (factor - 1)) ** (head_dim / (head_dim - 2))
-    return new_base ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+    return rope_frequencies(head_dim, new_base)
