@@ -175,3 +175,38 @@ def test_every_real_family_exists_in_transformers(hf):
         text = load(name).get("text_config", load(name))
         model_type = MODEL_TYPE_ALIASES.get(text["model_type"], text["model_type"])
         assert model_type in hf.CONFIG_MAPPING, name
+
+
+def test_qwen3_yarn_block_against_max_position_embeddings():
+    """Chapter 15: Qwen3-8B's card block (factor 4 over 32,768) beside its 40,960 tokens is an
+    implicit factor of 1.25; transformers 5.x says so and uses the explicit 4, as posenc does
+    (4.52.3 used the ratio: transformers issue #38224)."""
+    import logging
+
+    from transformers import Qwen3Config
+    from transformers.utils import logging as hf_logging
+
+    qwen = {k: v for k, v in json.loads(
+        (Path(__file__).resolve().parents[1] / "src" / "posenc" / "configs" / "data"
+         / "qwen3-8b.json").read_text()).items() if not k.startswith("_")}
+    block = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+    messages = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    handler = Collect()
+    hf_logging.get_logger("transformers").addHandler(handler)
+    try:
+        config = Qwen3Config(**{**qwen, "rope_scaling": block})
+        raised = Qwen3Config(**{**qwen, "rope_scaling": block, "max_position_embeddings": 131072})
+    finally:
+        hf_logging.get_logger("transformers").removeHandler(handler)
+    assert config.max_position_embeddings == 40960 and config.rope_parameters["factor"] == 4.0
+    assert raised.rope_parameters["factor"] == 4.0
+    implicit = [m for m in messages if "implicit factor" in m]
+    assert len(implicit) == 1 and "= 1.25" in implicit[0]
+    assert "Using the explicit factor (4.0)" in implicit[0]
+    layer = read_config({**qwen, "rope_scaling": block}).layers[0]
+    assert np.isclose(layer.attention_factor, 0.1 * np.log(4) + 1)
