@@ -65,3 +65,17 @@ def test_base_bound_marks_the_first_negative_margin(fig):
 def test_mla_paths_draws(fig):
     ax = rope_today.draw_mla_paths(fig)
     assert any("latent" in t.get_text() for t in ax.texts)
+
+
+def test_base_bound_right_panel_plots_the_scan_and_the_base_reach(fig):
+    from posenc.course.base_bound_table import base_bound_rows
+    from posenc.scaling import rope_base_reach
+
+    _, right = figs.draw_base_bound(fig, 1e6)
+    lines = {line.get_label(): line for line in right.get_lines()}
+    rows = base_bound_rows()
+    assert list(lines["bound (exact scan)"].get_ydata()) == [r["bound"] for r in rows]
+    reach = rope_base_reach(1e6, 128)
+    solid = lines[f"base 1e+06: reaches {reach:,}"]
+    assert solid.get_xdata()[-1] == reach and set(solid.get_ydata()) == {1e6}
+    assert lines["rounded value fails (7 of 11)"].get_xdata().size == 7

@@ -121,7 +121,7 @@ SLIDERS: dict[str, SliderFigure] = {
         height=5.2),
     "base_bound": SliderFigure(
         "05_rope_scaling", scaling.draw_base_bound, {"base": [1e4, 5e5, 1e6, 1e7]},
-        "RoPE base lower bound", initial={"base": 5e5}, height=3.4),
+        "RoPE base lower bound", initial={"base": 5e5}, height=4.6),
     "t5_bucket_map": SliderFigure(
         "07_relative", relative.draw_t5_bucket_map,
         {"num_buckets": [8, 16, 32, 64], "max_distance": [32, 64, 128, 256, 512, 1024]},

@@ -20,6 +20,7 @@ from ...scaling import (
     rope_scaling_frequencies,
     self_extend_distance,
 )
+from ..base_bound_table import load_table
 from .style import COLORS
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
     "draw_short_range_scores",
     "seen_distances",
     "draw_remapped_distances",
-    "BASE_BOUND_SU",
     "SHIPPED_BASES",
     "draw_base_bound",
 ]
@@ -252,12 +252,6 @@ def draw_remapped_distances(fig, window: int, group: int, factor: float, length0
     return ax
 
 
-#: Men et al.'s lower bound on the base (head_dim 128) by context length, from Su's finer
-#: search (kexue.fm/archives/10122); ``rope_base_lower_bound`` reproduces the 1k and 2k
-#: entries in the tests (the larger ones take minutes on a CPU).
-BASE_BOUND_SU = {1024: 4.3e3, 2048: 1.2e4, 4096: 2.7e4, 8192: 8.4e4, 16384: 2.3e5,
-                 32768: 6.3e5, 65536: 2.1e6, 131072: 4.9e6, 262144: 2.4e7, 524288: 5.8e7,
-                 1048576: 6.5e7}
 #: (model, base, context length) as shipped (configurations on Hugging Face).
 SHIPPED_BASES = [("Llama 2", 1e4, 4096), ("Llama 3", 5e5, 8192), ("Qwen2.5 / Qwen3", 1e6, 32768),
                  ("Llama 3.1 (×8 scaling)", 5e5, 131072), ("Gemma 3 global (×8)", 1e6, 131072)]
@@ -266,10 +260,16 @@ SHIPPED_BASES = [("Llama 2", 1e4, 4096), ("Llama 3", 5e5, 8192), ("Qwen2.5 / Qwe
 def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 << 18):
     """Left: Men et al.'s similar-token margin ``B(m) = sum_i cos(m theta_i)`` (d/2 times
     RoPE's mean score) against the distance ``m`` for one base; it first drops below 0 at
-    the longest context the base supports. Right: the bound against the context length
-    (Su's table) with the base as a horizontal line and shipped models as points.
-    Returns the two axes."""
+    the longest context the base supports. Right: the bound against the context length,
+    the exact scan (:mod:`posenc.course.base_bound_table`, filled) beside Su's table rounded
+    to two digits (hollow: those that fail the criterion are marked ×), and the base's own
+    reach: its line is solid up to the length it supports, dotted beyond. Shipped models are
+    points. ``head_dim`` must be the table's (128). Returns the two axes."""
     check_float("base", base, greater_than=1.0)
+    table = load_table()
+    if head_dim != table["head_dim"]:
+        raise ValueError(f"head_dim must be {table['head_dim']} (the committed table's), "
+                         f"got {head_dim}")
     m = np.unique(np.geomspace(1, max_length, 1500).astype(int))
     margin = rope_mean_score(m, head_dim, base) * head_dim / 2
     reach = rope_base_reach(base, head_dim, max_length=max_length)
@@ -282,12 +282,27 @@ def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 <
                   fontsize=8, ha="right", color=COLORS[3])
     left.set(xlabel="distance m (tokens)", ylabel="B(m) = Σᵢ cos(m θᵢ)", xlim=(1, max_length))
     left.set_title(f"base {base:.0e}, d = {head_dim}", fontsize=10)
-    lengths = np.array(list(BASE_BOUND_SU))
-    right.loglog(lengths, list(BASE_BOUND_SU.values()), "^-", color=COLORS[0], ms=4, lw=1,
-                 label="bound (Su's table)")
-    right.axhline(base, color=COLORS[3], lw=1.2, ls=(0, (4, 2)), label=f"base {base:.0e}")
+    rows = table["rows"]
+    lengths = np.array([r["length"] for r in rows])
+    right.loglog(lengths, [r["bound"] for r in rows], "^-", color=COLORS[0], ms=4, lw=1,
+                 label="bound (exact scan)")
+    fails = [r for r in rows if r["su_reach"] is not None and r["su_reach"] < r["length"]]
+    right.plot(lengths, [r["su"] for r in rows], "o", mfc="none", mec="#777777", ms=5,
+               label="Su's table, rounded")
+    right.plot([r["length"] for r in fails], [r["su"] for r in fails], "x", color="#777777",
+               ms=4, label=f"rounded value fails ({len(fails)} of {len(rows)})")
+    own = rope_base_reach(base, head_dim, max_length=4 * int(lengths[-1]))
+    end = own if own is not None else 4 * int(lengths[-1])
+    right.plot([lengths[0], end], [base, base], color=COLORS[3], lw=1.4,
+               label=f"base {base:.0e}: reaches {end:,}" if own else f"base {base:.0e}")
+    right.plot([end, 4 * lengths[-1]], [base, base], color=COLORS[3], lw=1, ls=(0, (1, 2)))
+    if own is not None:
+        right.plot([own], [base], "|", color=COLORS[3], ms=12, mew=1.6)
     for k, (name, b, length) in enumerate(SHIPPED_BASES):
-        right.plot(length, b, "o", color=COLORS[(k + 1) % len(COLORS)], ms=5, label=name)
-    right.set(xlabel="context length L", ylabel="lower bound on the base")
-    right.legend(fontsize=8, loc="upper left", frameon=False)
+        right.plot(length, b, "s", color=COLORS[(k + 1) % len(COLORS)], ms=4, label=name)
+    right.set(xlabel="context length L", ylabel="lower bound on the base",
+              xlim=(lengths[0] / 1.5, 4 * lengths[-1]))
+    # below both panels: inside the right one it would cover the points
+    fig.legend(*right.get_legend_handles_labels(), loc="outside lower center", ncol=3,
+               fontsize=8, frameon=False)
     return left, right
