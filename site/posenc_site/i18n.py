@@ -150,9 +150,19 @@ def catalogue_markup(locale: Path = LOCALE) -> list[str]:
 
 #: The Chinese edition's terms (``zh``) and the renderings it does not use (``avoid``).
 TERMS = LOCALE / LANGUAGE / "terms.yml"
-#: What a term check skips: inline math, code spans and link targets (``$\\text{base}$``,
-#: ```rope_base``` and ``](x.ipynb)`` may hold any word).
-_NOT_TEXT = re.compile(r"\$[^$]*\$|`[^`]*`|\]\([^)]*\)")
+#: What a term check skips: inline math, code spans, link targets and web addresses
+#: (``$\\text{base}$``, ```rope_base```, ``](x.ipynb)`` and ``<https://...>`` may hold any word).
+_NOT_TEXT = re.compile(r"\$[^$]*\$|`[^`]*`|\]\([^)]*\)|<[a-z]+://[^>\s]*>|\bhttps?://[^\s)>）]*")
+#: A cited title, kept as its author wrote it: a term check skips it (Su Jianlin's
+#: 《Transformer升级之路：18、RoPE的底数选择原则》 keeps its 底数). In the text of every page
+#: a title is in 《》; in the reference list (:data:`ITALIC_TITLES`) it is in italics.
+_TITLE = re.compile(r"《[^》\n]*》")
+_ITALIC = re.compile(r"(?<![*\\])\*(?![*\s])(?:[^*\n]|\*\*)*?(?<![\s*\\])\*(?!\*)")
+#: The pages whose italics are cited titles (``Su, J. (2024). *Transformer升级之路……*``).
+ITALIC_TITLES = frozenset({"references"})
+#: The keys of a term in terms.yml: ``files``/``not_files`` restrict it to (or exempt) these
+#: sources, a catalogue by its page (``15_reading_configs``) or the figure phrases (``zh.json``).
+_TERM_KEYS = {"en", "zh", "avoid", "note", "files", "not_files"}
 
 
 def load_terms(path: Path = TERMS) -> list[dict]:
@@ -164,39 +174,82 @@ def load_terms(path: Path = TERMS) -> list[dict]:
         missing = {"en", "zh", "avoid"} - set(term)
         if missing:
             raise ValueError(f"{path.name}: term {term!r} lacks {sorted(missing)}")
+        unknown = set(term) - _TERM_KEYS
+        if unknown:
+            raise ValueError(f"{path.name}: term {term['en']!r} has unknown keys "
+                             f"{sorted(unknown)} (known: {sorted(_TERM_KEYS)})")
+        if "files" in term and "not_files" in term:
+            raise ValueError(f"{path.name}: term {term['en']!r} has both files and not_files")
+        for key in ("files", "not_files"):
+            if key in term and not (isinstance(term[key], list)
+                                    and all(isinstance(f, str) for f in term[key])):
+                raise ValueError(f"{path.name}: term {term['en']!r}: {key} must be a list of "
+                                 f"page names (15_reading_configs) or zh.json")
         term["avoid"] = [re.compile(a) for a in term["avoid"]]
     return terms
 
 
-def term_problems(chinese: str, terms: list[dict]) -> list[str]:
-    """Each avoided rendering in ``chinese`` (outside math, code and link targets), as
-    ``'底数' for 'base (of the frequencies)': write 'base'``."""
-    text = _NOT_TEXT.sub(" ", chinese)
+def applies(term: dict, source: str | None) -> bool:
+    """Whether ``term`` is checked in ``source`` (a page's name, ``zh.json``, or None for a
+    text of no file: then only a term without ``files`` is)."""
+    if "files" in term:
+        return source in term["files"]
+    return source not in term.get("not_files", ())
+
+
+def checked_text(chinese: str, source: str | None = None) -> str:
+    """``chinese`` with what a term check skips blanked: math, code, link targets and web
+    addresses (:data:`_NOT_TEXT`), and cited titles (:data:`_TITLE`; the italics of the
+    pages in :data:`ITALIC_TITLES`)."""
+    text = _TITLE.sub(" ", _NOT_TEXT.sub(" ", chinese))
+    if source in ITALIC_TITLES:
+        text = _ITALIC.sub(" ", text)
+    return text
+
+
+def term_problems(chinese: str, terms: list[dict], source: str | None = None) -> list[str]:
+    """Each avoided rendering in ``chinese`` (outside math, code, link targets and cited
+    titles: :func:`checked_text`), as ``'底数' for 'base (of the frequencies)': write
+    'base'``, of the terms that apply to ``source`` (:func:`applies`)."""
+    text = checked_text(chinese, source)
     return [f"{m.group(0)!r} for {t['en']!r}: write {t['zh']!r}"
-            for t in terms for pattern in t["avoid"] for m in pattern.finditer(text)]
+            for t in terms if applies(t, source)
+            for pattern in t["avoid"] for m in pattern.finditer(text)]
 
 
 def catalogue_terms(locale: Path = LOCALE, terms_path: Path = TERMS,
                     phrases: Path = ROOT / "src" / "posenc" / "course" / "locale" / "zh.json"
                     ) -> list[str]:
-    """:func:`term_problems` of every translated message and of every figure phrase."""
+    """:func:`term_problems` of every translated message and of every figure phrase and
+    label (a catalogue's messages are of its page, ``13_long_context``; the table's of
+    ``zh.json``), and a term whose ``files`` or ``not_files`` names no such source."""
     import json
 
     from babel.messages.pofile import read_po
 
     terms = load_terms(terms_path)
     out = []
+    sources = {phrases.name}
     for po_path in sorted((locale / LANGUAGE / "LC_MESSAGES").rglob("*.po")):
+        sources.add(po_path.stem)
         with po_path.open("rb") as f:
             catalog = read_po(f)
         for message in catalog:
             # a message kept as it is (the glossary's English column) is English, not a rendering
             if message.id and message.string and message.string != message.id:
-                out += [f"{po_path.name}: {p}" for p in term_problems(message.string, terms)]
+                out += [f"{po_path.name}: {p}"
+                        for p in term_problems(message.string, terms, po_path.stem)]
     if phrases.exists():
-        table = json.loads(phrases.read_text(encoding="utf-8"))["phrases"]
-        for english, chinese in table.items():
-            out += [f"{phrases.name} ({english!r}): {p}" for p in term_problems(chinese, terms)]
+        data = json.loads(phrases.read_text(encoding="utf-8"))
+        # the phrases and the whole labels (a legend entry, a slider's value)
+        for english, chinese in {**data.get("labels", {}), **data["phrases"]}.items():
+            out += [f"{phrases.name} ({english!r}): {p}"
+                    for p in term_problems(chinese, terms, phrases.name)]
+    for term in terms:
+        for name in term.get("files", []) + term.get("not_files", []):
+            if name not in sources:
+                out.append(f"{terms_path.name}: term {term['en']!r} names {name!r}, which is "
+                           f"no catalogue's page and not {phrases.name}")
     return out
 
 

@@ -15,6 +15,7 @@ from posenc_site.sitecheck import (
     SITE,
     content_pages,
 )
+from posenc_site.zhcheck import page_problems
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -195,3 +196,16 @@ def test_chinese_emphasis_is_upright_with_emphasis_dots(visit):
         const s = getComputedStyle(em);
         return [em.innerText, s.fontStyle, s.textEmphasisStyle || s.webkitTextEmphasisStyle]; }""")
     assert style[1] == "normal" and "dot" in style[2], style
+
+
+def test_chinese_pages_show_no_markdown_marks_and_keep_the_spacing_rule():
+    """Issue 47 (review 2026-11-29, B.2, D.1, E.2): what the catalogue checks cannot see, in
+    every built Chinese page's prose (posenc_site.zhcheck): no ``*``, ``**`` or ``_`` left
+    from an emphasis CommonMark did not close (``*对照：*答案``), one space between Chinese and
+    Latin, none beside full-width punctuation, quotes and brackets or between Chinese letters.
+    Before a build: ``python -m posenc_site.zhcheck --catalogues``."""
+    pages = content_pages(editions=("zh/",))
+    assert pages
+    found = [problem for path in pages
+             for problem in page_problems((SITE / path).read_text(encoding="utf-8"), path)]
+    assert found == [], "\n".join(found)

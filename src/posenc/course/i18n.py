@@ -24,7 +24,11 @@ translated here, from one table, ``locale/zh.json`` beside this module:
 * ``interface``: the site theme's strings its own Chinese catalogue lacks (:func:`interface_text`).
 
 Half-width ``:``, ``,``, ``;``, ``?`` beside Chinese text become full-width, and so do
-parentheses around Chinese (not a function's: ``cos(角度)``).
+parentheses around Chinese (not a function's: ``cos(角度)``); in a text that holds Chinese,
+so does a ``:``, ``,`` or ``;`` followed by a space between two Latin words or numbers
+(``T = 32,768: 23 对`` -> ``T = 32,768：23 对``), but not a thousands comma (32,768), a
+citation's ``et al.,``, or one inside math, quotes or a bracket that holds no Chinese
+(``(16, 24, 24)``).
 
 A translated text that still holds an English word outside these (:func:`leftover_english`)
 is *untranslated*: the site's build records it (:data:`MISSING_ENV`) and the Chinese build
@@ -178,12 +182,59 @@ _FULL_WIDTH = [(re.compile(rf"{_CJK_BEFORE}{mark}[ ]*|[ ]*{mark}[ ]*{_CJK_AFTER}
 _FULL_WIDTH += [(re.compile(_CJK_BEFORE + r"\?"), "？"),
                 (re.compile(r"(?<![A-Za-z0-9_])[ ]?\(([^()$]*[\u4e00-\u9fff][^()$]*)\)[ ]?"),
                  r"（\1）")]
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+#: In a label that holds Chinese, a separator between Latin words or numbers too
+#: ("T = 32,768: 23 对" -> "T = 32,768：23 对", "4×, PI" -> "4×，PI"): a ``:``, ``,`` or ``;``
+#: followed by a space or a line break. Not a thousands comma (32,768), a ratio (1:4) or a
+#: decimal point, which no space follows; not the comma of a Latin citation ("et al., 2023");
+#: and nothing inside inline math, straight quotes (``"I love you"``), or a parenthesis,
+#: bracket or brace that holds no Chinese: ``(16, 24, 24)``, ``（0, 0, 0）`` and
+#: ``(T, H, W, L)`` read as one Latin unit.
+_SEPARATOR = re.compile(r"(?<!\.)([:,;])(?:[ ]+|(?=\n))")
+_WIDE = {":": "：", ",": "，", ";": "；"}
+_OPENING, _CLOSING = "([{（", ")]}）"
+
+
+def _inside_latin_unit(text: str) -> list[bool]:
+    """For each character of ``text``: whether it is inside inline math, straight double
+    quotes, or a parenthesis, bracket or brace (half- or full-width) that holds no Chinese."""
+    inside = [False] * len(text)
+    math = quoted = False
+    groups: list[int] = []  # where each open group starts
+    for i, c in enumerate(text):
+        if c == "$":
+            math = not math
+            inside[i] = True
+        elif math:
+            inside[i] = True
+        elif c == '"':
+            quoted = not quoted
+            inside[i] = True
+        elif quoted:
+            inside[i] = True
+        elif c in _OPENING:
+            groups.append(i)
+        elif c in _CLOSING and groups:
+            start = groups.pop()
+            if not _HAN.search(text, start, i):
+                inside[start:i + 1] = [True] * (i + 1 - start)
+    return inside
 
 
 def _full_width(text: str) -> str:
-    for pattern, replacement in _FULL_WIDTH:
-        text = pattern.sub(replacement, text)
-    return text
+    """``text`` with Chinese punctuation: half-width ``:``, ``,``, ``;``, ``?`` beside Chinese
+    and parentheses around Chinese become full-width (outside inline math); and, where the
+    text holds Chinese, a separator between Latin or digits too (:data:`_SEPARATOR`)."""
+    parts = _MATH.split(text)  # odd parts: inline math
+    for i in range(0, len(parts), 2):
+        for pattern, replacement in _FULL_WIDTH:
+            parts[i] = pattern.sub(replacement, parts[i])
+    text = "".join(parts)
+    if not _HAN.search(text):
+        return text
+    inside = _inside_latin_unit(text)
+    return _SEPARATOR.sub(lambda m: m.group(0) if inside[m.start(1)] else _WIDE[m.group(1)],
+                          text)
 
 
 def translate(text: str, lang: str, *, record: bool = True) -> str:
@@ -227,9 +278,10 @@ def _translated(text: str, table: _Table) -> str:
     parts = _MATH.split(out)  # odd parts: inline math
     for i in range(0, len(parts), 2):
         if table.prose:
-            parts[i] = _full_width(table.prose.sub(
-                lambda m: _replace_phrase(m, table), parts[i]))
-    out = "".join(parts)
+            parts[i] = table.prose.sub(lambda m: _replace_phrase(m, table), parts[i])
+    # the punctuation of the whole label: whether it holds Chinese decides a separator
+    # between two Latin words ("T = 32,768: 23 对" -> "T = 32,768：23 对")
+    out = _full_width("".join(parts))
     # no space beside full-width punctuation ("正确。 注意力" -> "正确。注意力")
     return re.sub(r"(?<=[，。：；？！）（、])[ ]+|[ ]+(?=[，。：；？！）（、])", "", out)
 

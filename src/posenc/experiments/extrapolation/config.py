@@ -18,7 +18,7 @@ from ..._validation import check_choice, check_float, check_int
 from ...layer_patterns import get_pattern
 from ...model import TinyLMConfig
 from ...nn import POSITIONS, check_position_options, get_position
-from ...retrieval import TASKS
+from ...retrieval import TASKS, evaluation_distances
 from .methods import experiment_method
 from .variants import FINETUNE_SCALINGS, VariantKey
 
@@ -40,7 +40,8 @@ ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 def task_key(task: str, name: str) -> str:
     """The results key of a retrieval task's ``name`` (``"loss"``, ``"accuracy"``,
     ``"by_distance"``, ``"distances"``): ``retrieval_<name>`` for the content task (the key
-    it always had), ``positional_<name>`` for the positional one."""
+    it always had), ``<task>_<name>`` for the others (``positional_accuracy``,
+    ``rebinding_accuracy``)."""
     check_choice("task", task, TASKS)
     return ("retrieval_" if task == "content" else f"{task}_") + name
 
@@ -82,11 +83,13 @@ class ExtrapolationConfig:
     Retrieval (:mod:`posenc.retrieval`; off when ``retrieval_batch_size`` is 0): each step
     adds, for each task of ``retrieval_tasks`` (``"content"``: each key has its own values,
     a bag of bytes answers it; ``"positional"``: values shared by all keys, only order
-    answers it), key-value sequences of ``train_length`` bytes (``retrieval_pairs`` pairs,
-    ``retrieval_queries`` queries): ``retrieval_batch_sizes[i]`` of task ``i``, or
-    ``retrieval_batch_size`` of each when that is empty. Their loss (on the answers only)
-    times ``retrieval_weight`` is added to the text loss. Each task is evaluated at every
-    length on held-out text with one query at the end and its answer at
+    answers it; ``"rebinding"``: as positional, some keys bound twice, the query asking
+    for the later binding, which the order-only circuit of :mod:`posenc.order_circuit`
+    does not solve; no preset trains it), key-value sequences of ``train_length`` bytes
+    (``retrieval_pairs`` pairs, ``retrieval_queries`` queries): ``retrieval_batch_sizes[i]``
+    of task ``i``, or ``retrieval_batch_size`` of each when that is empty. Their loss (on
+    the answers only) times ``retrieval_weight`` is added to the text loss. Each task is
+    evaluated at every length on held-out text with one query at the end and its answer at
     ``retrieval_distances`` distances, ``retrieval_per_distance`` sequences each.
 
     NoPE layers: each method in ``nope_encodings`` is also trained with every
@@ -189,6 +192,8 @@ class ExtrapolationConfig:
                              f"repeats, got {self.retrieval_tasks}")
         for task in self.retrieval_tasks:
             check_choice("retrieval_tasks", task, TASKS)
+        if self.retrieval and "rebinding" in self.retrieval_tasks:
+            self._check_rebinding()
         if self.retrieval_batch_sizes:
             if len(self.retrieval_batch_sizes) != len(self.retrieval_tasks):
                 raise ValueError(f"retrieval_batch_sizes must give one size per task of "
@@ -233,6 +238,25 @@ class ExtrapolationConfig:
         self.model_config("none")  # validate the model fields now
         for encoding, _ in self.options:  # and each method's options (its constructor checks)
             self.model_config(encoding)
+
+    def _check_rebinding(self) -> None:
+        """The rebinding task's sequences fit at the training length (the shortest one
+        evaluated): up to ``2 * retrieval_pairs`` pairs in the first half of a training
+        sequence, and room for the stale pair before the farthest evaluation distance."""
+        length, pairs = self.train_length, self.retrieval_pairs
+        if 4 * pairs > length // 2 - 1:
+            raise ValueError(f"retrieval_tasks has 'rebinding': up to 2 * retrieval_pairs = "
+                             f"{2 * pairs} pairs must fit in the first half of train_length="
+                             f"{length} (4 * retrieval_pairs <= train_length // 2 - 1)")
+        if self.retrieval_distances > length - 2:
+            return  # evaluation_distances says so, where it is called
+        farthest = int(evaluation_distances(length, self.retrieval_distances).max())
+        if 2 * pairs + 4 > length or farthest > length - 4:
+            raise ValueError(f"retrieval_tasks has 'rebinding': its stale pair needs room "
+                             f"before the farthest of {self.retrieval_distances} evaluation "
+                             f"distances at train_length={length} ({farthest} > "
+                             f"train_length - 4 = {length - 4}); use fewer "
+                             "retrieval_distances or a longer train_length")
 
     def _check_convergence(self) -> None:
         """The schedule, the stopping rule and the position-by-distance grid."""
