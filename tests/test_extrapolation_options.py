@@ -350,6 +350,7 @@ def test_t5_bias_by_distance_reads_the_buckets_from_the_options():
     ("--preset text", "extrapolation_results"),
     ("--preset text --encodings t5 --options t5:bias_lr_scale=1", "extrapolation_results_t5_lr1"),
     ("--preset text --encodings sinusoidal,alibi --seed 1", "extrapolation_results_seed1"),
+    ("--preset text --num-seeds 3", "extrapolation_results_3seeds"),
     ("--preset text --encodings shaw", "extrapolation_results_shaw"),
     ("--preset take3-main", "take3_main"), ("--preset take3", "take3_full"),
     ("--preset full", "full"), ("--preset small", "small"),
