@@ -184,6 +184,10 @@ class _PageText(HTMLParser):
         self._end_line()
 
 
+#: The theme's title of a folded solution (sphinx-exercise writes it, not a translator).
+_SOLUTION_TITLE = "解答 练习"
+
+
 def _context(text: str, start: int, end: int, width: int = 12) -> str:
     shown = text[max(0, start - width):end + width].replace(LATIN, "`…`")
     return f"…{shown}…"
@@ -212,6 +216,8 @@ def line_problems(line: _Line) -> list[tuple[str, str]]:
             out.append(("a space beside full-width punctuation",
                         _context(text, m.start(), m.end())))
     for m in _SPACE_IN_HAN.finditer(text):
+        if _SOLUTION_TITLE in text[max(0, m.start() - 3):m.end() + 3]:
+            continue  # sphinx-exercise's own title, "解答" then the linked "练习 1.1"
         if not title[m.start()] and m.start() + offset not in line.head_ends:
             out.append(("a space between Chinese characters",
                         _context(text, m.start(), m.end())))
