@@ -197,6 +197,8 @@ def test_qwen3_yarn_block_against_max_position_embeddings():
             messages.append(record.getMessage())
 
     handler = Collect()
+    # transformers logs this warning once per process: forget earlier tests' warnings
+    logging.Logger.warning_once.cache_clear()
     hf_logging.get_logger("transformers").addHandler(handler)
     try:
         config = Qwen3Config(**{**qwen, "rope_scaling": block})
