@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from hf_reference import MODEL_TYPE_ALIASES, hf_config, hf_layers
 
-from posenc.configs import bundled_names, read_config
+from posenc.configs import bundled_names, load_bundled, read_config
 
 DATA = Path(__file__).resolve().parent / "data" / "hf_configs"
 FILES = sorted(DATA.glob("*.json"))
@@ -186,9 +186,7 @@ def test_qwen3_yarn_block_against_max_position_embeddings():
     from transformers import Qwen3Config
     from transformers.utils import logging as hf_logging
 
-    qwen = {k: v for k, v in json.loads(
-        (Path(__file__).resolve().parents[1] / "src" / "posenc" / "configs" / "data"
-         / "qwen3-8b.json").read_text()).items() if not k.startswith("_")}
+    qwen = {k: v for k, v in load_bundled("qwen3-8b").items() if not k.startswith("_")}
     block = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
     messages = []
 

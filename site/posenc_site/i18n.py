@@ -156,7 +156,7 @@ _NOT_TEXT = re.compile(r"\$[^$]*\$|`[^`]*`|\]\([^)]*\)|<[a-z]+://[^>\s]*>|\bhttp
 #: A cited title, kept as its author wrote it: a term check skips it (Su Jianlin's
 #: 《Transformer升级之路：18、RoPE的底数选择原则》 keeps its 底数). In the text of every page
 #: a title is in 《》; in the reference list (:data:`ITALIC_TITLES`) it is in italics.
-_TITLE = re.compile(r"《[^》\n]*》")
+CITED_TITLE = re.compile(r"《[^》\n]*》")
 _ITALIC = re.compile(r"(?<![*\\])\*(?![*\s])(?:[^*\n]|\*\*)*?(?<![\s*\\])\*(?!\*)")
 #: The pages whose italics are cited titles (``Su, J. (2024). *Transformer升级之路……*``).
 ITALIC_TITLES = frozenset({"references"})
@@ -199,9 +199,9 @@ def applies(term: dict, source: str | None) -> bool:
 
 def checked_text(chinese: str, source: str | None = None) -> str:
     """``chinese`` with what a term check skips blanked: math, code, link targets and web
-    addresses (:data:`_NOT_TEXT`), and cited titles (:data:`_TITLE`; the italics of the
+    addresses (:data:`_NOT_TEXT`), and cited titles (:data:`CITED_TITLE`; the italics of the
     pages in :data:`ITALIC_TITLES`)."""
-    text = _TITLE.sub(" ", _NOT_TEXT.sub(" ", chinese))
+    text = CITED_TITLE.sub(" ", _NOT_TEXT.sub(" ", chinese))
     if source in ITALIC_TITLES:
         text = _ITALIC.sub(" ", text)
     return text

@@ -33,7 +33,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-from .i18n import ITALIC_TITLES, LANGUAGE, LOCALE, ZH_HTML
+from .i18n import CITED_TITLE, ITALIC_TITLES, LANGUAGE, LOCALE, ZH_HTML
 
 #: Elements whose content is no prose to check; code and math stand in the text as one
 #: Latin word (:data:`LATIN`), for the spacing beside them.
@@ -64,7 +64,6 @@ _NO_SPACE = re.compile(f"[{_HAN}](?=[{_LAT}])|[{_LAT}](?=[{_HAN}])")
 #: (a separator between links, `` · `` or `` | ``, keeps its spaces)
 _SPACE_BY_WIDE = re.compile(f"(?<![·|/]) (?=[{_WIDE}])|(?<=[{_WIDE}]) (?![·|/])")
 _SPACE_IN_HAN = re.compile(f"(?<=[{_HAN}]) (?=[{_HAN}])")
-_TITLE = re.compile(r"《[^》]*》")
 #: A web address shown as text (``<https://github.com/a_b/c>``): its marks are its own.
 _URL = re.compile(r"(?:https?://|www\.)[^\s，。；：、）》”]+")
 #: What may end a sentence before a bold run-in head.
@@ -198,7 +197,7 @@ def line_problems(line: _Line) -> list[tuple[str, str]]:
     text = "".join(line.chars).strip(" ")
     offset = len(line.chars) - len("".join(line.chars).lstrip(" "))
     title = line.title[offset:offset + len(text)]
-    for m in _TITLE.finditer(text):  # a title in 《》 keeps its own spacing
+    for m in CITED_TITLE.finditer(text):  # a title in 《》 keeps its own spacing
         title[m.start():m.end()] = [True] * (m.end() - m.start())
     urls = [m.span() for m in _URL.finditer(text)]
     out = []

@@ -272,7 +272,11 @@ def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 <
                          f"got {head_dim}")
     m = np.unique(np.geomspace(1, max_length, 1500).astype(int))
     margin = rope_mean_score(m, head_dim, base) * head_dim / 2
-    reach = rope_base_reach(base, head_dim, max_length=max_length)
+    rows = table["rows"]
+    lengths = np.array([r["length"] for r in rows])
+    # one scan, as far as the right panel reaches; the left panel shows it within max_length
+    own = rope_base_reach(base, head_dim, max_length=4 * int(lengths[-1]))
+    reach = own if own is not None and own <= max_length else None
     left, right = fig.subplots(1, 2, gridspec_kw={"wspace": 0.35})
     left.semilogx(m, margin, color=COLORS[0], lw=1.2)
     left.axhline(0, color="#444444", lw=0.8)
@@ -282,8 +286,6 @@ def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 <
                   fontsize=8, ha="right", color=COLORS[3])
     left.set(xlabel="distance m (tokens)", ylabel="B(m) = Σᵢ cos(m θᵢ)", xlim=(1, max_length))
     left.set_title(f"base {base:.0e}, d = {head_dim}", fontsize=10)
-    rows = table["rows"]
-    lengths = np.array([r["length"] for r in rows])
     right.loglog(lengths, [r["bound"] for r in rows], "^-", color=COLORS[0], ms=4, lw=1,
                  label="bound (exact scan)")
     fails = [r for r in rows if r["su_reach"] is not None and r["su_reach"] < r["length"]]
@@ -291,7 +293,6 @@ def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 <
                label="Su's table, rounded")
     right.plot([r["length"] for r in fails], [r["su"] for r in fails], "x", color="#777777",
                ms=4, label=f"rounded value fails ({len(fails)} of {len(rows)})")
-    own = rope_base_reach(base, head_dim, max_length=4 * int(lengths[-1]))
     end = own if own is not None else 4 * int(lengths[-1])
     right.plot([lengths[0], end], [base, base], color=COLORS[3], lw=1.4,
                label=f"base {base:.0e}: reaches {end:,}" if own else f"base {base:.0e}")
