@@ -63,6 +63,19 @@ def base_bound_rows(path: Path = TABLE_PATH) -> list[dict]:
     return load_table(path)["rows"]
 
 
+def show_base_bound_table(rows=None) -> None:
+    """Chapter 5's table of :func:`base_bound_rows` (or ``rows``): each length's scanned
+    bound and Su's rounded value, each beside its own reach, ``✗`` where the reach falls
+    short of the length."""
+    from .tables import show_table
+
+    rows = base_bound_rows() if rows is None else rows
+    show_table(["L", "bound (scan)", "its reach", "Su's table, rounded", "its reach"],
+               [[f"{r['length']:,}", f"{r['bound']:.3g}", f"{r['reach']:,}", f"{r['su']:.2g}",
+                 f"{r['su_reach']:,}" + ("" if r["su_reach"] >= r["length"] else " ✗")]
+                for r in rows], "Men et al.'s bound, d = 128", numbers_from=0, compact=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", type=Path, default=TABLE_PATH)

@@ -303,7 +303,9 @@ def draw_base_bound(fig, base: float, head_dim: int = 128, max_length: int = 1 <
         right.plot(length, b, "s", color=COLORS[(k + 1) % len(COLORS)], ms=4, label=name)
     right.set(xlabel="context length L", ylabel="lower bound on the base",
               xlim=(lengths[0] / 1.5, 4 * lengths[-1]))
-    # below both panels: inside the right one it would cover the points
-    fig.legend(*right.get_legend_handles_labels(), loc="outside lower center", ncol=3,
-               fontsize=8, frameon=False)
+    # below both panels (inside the right one it would cover the points); the slider's
+    # frames are drawn without a layout engine, so the room is made here
+    fig.subplots_adjust(bottom=0.27)
+    fig.legend(*right.get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, 0.0))
     return left, right
