@@ -243,6 +243,7 @@ def test_committed_results_come_from_the_current_default_config(committed):
     ("t5_lr1", dict(encodings=("t5",), options={})),  # the learning-rate pitfall: T5 at 1x
     ("seed1", dict(encodings=("sinusoidal", "alibi"), seed=1)),  # the seed check
     ("shaw", dict(encodings=("shaw",))),  # an exercise's answer
+    ("3seeds", dict(num_seeds=3)),  # the verdicts' seeds
 ])
 def test_committed_side_runs_match_their_documented_commands(name, changes):
     """results/extrapolation_results_<name>.json: the full defaults with the chapter's options."""
@@ -251,6 +252,43 @@ def test_committed_side_runs_match_their_documented_commands(name, changes):
     assert ExtrapolationConfig.from_dict(side["config"]) == expected
     assert side["config_hash"] == config_hash(expected)
     assert list(side["variants"]) == list(expected.variants)
+
+
+def test_the_three_seed_run_repeats_the_committed_run_as_its_seed_0(committed):
+    """Same configuration, same seed 0: extrapolation_results_3seeds.json's first seed is
+    extrapolation_results.json number for number (losses, training curve, T5's bias; not
+    the load average, which is the machine's), its seed 1 is the seed-1 file's two models,
+    and its reported loss is the seeds' mean."""
+    three = load_results("extrapolation_results_3seeds.json")
+    assert three["seeds"] == [0, 1, 2] and three["config"]["seed"] == committed["config"]["seed"]
+    assert list(three["variants"]) == list(committed["variants"])
+    for name, entry in committed["variants"].items():
+        other = three["variants"][name]
+        assert other["loss_by_seed"][0] == entry["loss"], name
+        assert (other["label"], other.get("num_parameters")) == (entry["label"],
+                                                                 entry.get("num_parameters"))
+        if "history" in entry:
+            assert other["history"]["step"] == entry["history"]["step"], name
+            assert other["history"]["loss"] == entry["history"]["loss"], name
+            assert other["final_train_loss_by_seed"][0] == entry["history"]["loss"][-1], name
+        if "t5_bias" in entry:  # a several-seed file keeps seed 0's table
+            assert other["t5_bias"] == entry["t5_bias"]
+        for i, column in enumerate(zip(*other["loss_by_seed"], strict=True)):
+            if None in column:
+                assert other["loss"][i] is None, name
+                continue
+            assert other["loss"][i] == pytest.approx(np.mean(column), abs=5e-6), name
+            assert (other["loss_min"][i], other["loss_max"][i]) == (min(column), max(column))
+    side = load_results("extrapolation_results_seed1.json")  # and seed 1 its seed-1 run's two
+    for name, entry in side["variants"].items():
+        assert three["variants"][name]["loss_by_seed"][1] == entry["loss"], name
+    # the chapter reads them as [seed, length] arrays, NaN where not defined
+    from posenc.experiments.extrapolation import losses_by_seed
+    learned = losses_by_seed(three, "learned")
+    assert learned.shape == (3, 4) and np.isnan(learned[:, 1:]).all()
+    rows = three["variants"]["learned"]["loss_by_seed"]
+    assert learned[:, 0].tolist() == [row[0] for row in rows]
+    assert losses_by_seed(committed, "t5").tolist() == [committed["variants"]["t5"]["loss"]]
 
 
 def test_committed_results_used_this_corpus(committed):

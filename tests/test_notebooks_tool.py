@@ -257,12 +257,14 @@ def test_the_scope_check_catches_a_name_bound_late_or_bound_again():
     assert notebooks.solution_scope_problems(nb) == []
 
 
-def test_a_solution_without_python_must_be_named():
+def test_a_solution_without_python_must_be_named(monkeypatch):
     nb = nbformat.v4.new_notebook()
     nb.cells.append(nbformat.v4.new_markdown_cell(
         "````{solution} ex-x\n:class: dropdown\nJust words.\n````"))
     with pytest.raises(ValueError, match=r"\['ex-x'\] have no python block"):
         notebooks.add_solution_cells(nb, "x.ipynb")
-    nb.cells[0].source = "````{solution} ex-extrapolation-4\n```python\nprint(1)\n```\n````"
+    monkeypatch.setitem(notebooks.SOLUTIONS_NOT_RUN, "ex-x", "its answer is words only")
+    assert notebooks.add_solution_cells(nb, "x.ipynb") == []  # named: nothing to append
+    nb.cells[0].source = "````{solution} ex-x\n```python\nprint(1)\n```\n````"
     with pytest.raises(ValueError, match="take them out of SOLUTIONS_NOT_RUN"):
         notebooks.add_solution_cells(nb, "x.ipynb")

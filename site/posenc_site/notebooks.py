@@ -463,9 +463,7 @@ def golden_update() -> None:
 SOLUTION = re.compile(r"````\{solution\}\s*(\S+)\n(.*?)\n````", re.S)
 PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 #: label -> why the solution has no code to run
-SOLUTIONS_NOT_RUN = {
-    "ex-extrapolation-4": "its answer is a shell command that trains for minutes, not Python",
-}
+SOLUTIONS_NOT_RUN: dict[str, str] = {}
 #: The tag of an appended solution cell (and the prefix of its id, ``solution-<label>``).
 SOLUTION_TAG = "solution"
 

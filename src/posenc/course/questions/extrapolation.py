@@ -131,8 +131,9 @@ def questions() -> list[dict]:
                 f"T5 has the lowest loss at the training length in this run, {t5_lead:.2f} nats "
                 f"below ALiBi; a flat curve says nothing about its level.",
             "Nothing: a loss that falls past L_train must be a bug in the evaluation":
-                "It is real and repeatable, in both seeds and in the paper: with windows that do "
-                "not overlap, a longer window has fewer bytes predicted from almost no context."},
+                "It is real and repeatable, in all three seeds and in the paper: with windows "
+                "that do not overlap, a longer window has fewer bytes predicted from almost "
+                "no context."},
            f"In a 1024-byte window a byte sees eight times more text, yet ALiBi's loss falls by "
            f"only {gain:.3f} nats. Evaluated with a sliding window, where every byte gets a full "
            f"context, Press et al. saw the gain disappear. To learn whether a model uses far "

@@ -10,7 +10,7 @@ from ...relative import t5_relative_bucket
 from .results import Results
 from .variants import VariantKey
 
-__all__ = ["binned_mean", "t5_bias_by_distance"]
+__all__ = ["binned_mean", "t5_bias_by_distance", "losses_by_seed"]
 
 
 def binned_mean(values, bin_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -27,6 +27,16 @@ def binned_mean(values, bin_size: int) -> tuple[np.ndarray, np.ndarray]:
     means = values.reshape(-1, bin_size).mean(axis=1)
     centres = np.arange(len(means)) * bin_size + (bin_size - 1) / 2
     return centres, means
+
+
+def losses_by_seed(results, variant: str) -> np.ndarray:
+    """The loss of ``variant`` per seed and evaluation length, ``[seed, length]``: the rows
+    of ``loss_by_seed`` in a several-seed file, the one row ``loss`` otherwise; NaN where
+    the loss is not defined (the plain learned table past ``L_train``)."""
+    entry = results["variants"][variant]
+    rows = entry["loss_by_seed"] if "loss_by_seed" in entry else [entry["loss"]]
+    return np.array([[np.nan if x is None else x for x in row] for row in rows],
+                    dtype=np.float64)
 
 
 def t5_bias_by_distance(results: dict, variant: str = "t5", max_distance: int | None = None):

@@ -14,11 +14,13 @@ chance" and "separated" mean one thing everywhere, and the tests pin that meanin
   of the other by more than the seeds' own binomial noise: the lowest lower bound of the
   better one's 95 % intervals is above the highest upper bound of the worse one's. For a
   loss (no binomial count) the seed ranges must not overlap.
-* With one seed per model (chapter 9's text runs), a gap between two models is read
-  against the **seed change**, how far the same model's number moved when only the seed
-  changed: a gap no larger than it is **not established**, one up to twice it **narrow**,
-  a larger one **clear** (:func:`gap_verdict`). Both are differences of two noisy runs, so
-  they compare like with like; twice is the margin the chapter states.
+* A gap between two numbers is read against a noise scale: a gap no larger than it is
+  **not established**, one up to twice it **narrow**, a larger one **clear**
+  (:func:`gap_verdict`). With three seeds of every model (chapter 9's text runs), the gap is
+  the one between the two models' seed means and the noise scale the larger of the two
+  models' own **seed spreads**, max − min over their seeds (:func:`mean_gap_verdict`); a
+  change along one model's curve (the same weights read at two lengths, or two ways) is
+  paired: the mean of its per-seed changes against their spread.
 
 The Wilson score interval (Wilson, 1927) keeps its coverage near 0 and 1, where the plain
 normal interval does not (Brown, Cai & DasGupta, 2001, *Statistical Science* 16(2)).
@@ -28,12 +30,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..._validation import check_bool, check_float, check_int
 from .config import task_key
 
 __all__ = ["CHANCE", "Z95", "wilson_interval", "seed_verdict", "method_verdict",
            "separated_counts", "separated_ranges", "gap_verdict", "GAP_WORDS",
+           "seed_spread", "MeanGap", "mean_gap_verdict",
            "train_layout_counts", "seed_verdicts",
            "by_seed", "accuracy_counts", "steps_or_cap", "learns_faster"]
 
@@ -117,8 +121,9 @@ def separated_ranges(lower: Sequence[float], higher: Sequence[float]) -> bool:
 
 
 def gap_verdict(gap: float, seed_change: float) -> str:
-    """How firmly a one-seed gap between two numbers is established, against the measured
-    ``seed_change`` (how far the same number moved with the seed alone, > 0):
+    """How firmly a gap between two numbers is established, against a measured noise scale
+    ``seed_change`` (how far the same number moved with the seed alone, > 0;
+    :func:`mean_gap_verdict` takes both from each model's own seeds):
     ``"not established"`` (``|gap| <= seed_change``), ``"narrow"`` (up to twice it) or
     ``"clear"`` (more than twice). The sign of ``gap`` is the reader's (which side leads);
     the word depends on its size only."""
@@ -127,6 +132,78 @@ def gap_verdict(gap: float, seed_change: float) -> str:
     if abs(gap) <= seed_change:
         return GAP_WORDS[0]
     return GAP_WORDS[1] if abs(gap) <= 2 * seed_change else GAP_WORDS[2]
+
+
+def _seed_values(name: str, values) -> list[float]:
+    """``values`` as finite floats, one per seed, at least two."""
+    values = [check_float(name, v) for v in values]
+    if len(values) < 2:
+        raise ValueError(f"{name} needs at least 2 seeds, got {len(values)}")
+    return values
+
+
+def seed_spread(values_by_seed: Sequence[float]) -> float:
+    """How far one number moved with the seed alone: max − min over its seeds (at least
+    two, all finite)."""
+    values = _seed_values("values_by_seed", values_by_seed)
+    return max(values) - min(values)
+
+
+class MeanGap(NamedTuple):
+    """:func:`mean_gap_verdict`'s answer: the ``gap`` between the seed means (a − b), the
+    ``noise`` scale it was read against and :func:`gap_verdict`'s ``word`` on the two."""
+
+    gap: float
+    noise: float
+    word: str
+
+
+def mean_gap_verdict(a_by_seed: Sequence[float], b_by_seed: Sequence[float], *,
+                     paired: bool = False) -> MeanGap:
+    """How firmly the number ``a`` differs from ``b``, each given once per seed (at least
+    two seeds; chapter 9 has three):
+
+    * unpaired (two models): the gap between the seed means, mean(a) − mean(b), against
+      the larger of the two models' own seed spreads (:func:`seed_spread`);
+    * ``paired=True`` (the same weights of each seed read two ways, e.g. a model's loss at
+      8x and at 1x): the mean of the per-seed differences a_i − b_i against their spread.
+
+    The word is :func:`gap_verdict`'s: ``"not established"`` up to the noise scale,
+    ``"narrow"`` up to twice it, ``"clear"`` beyond. It depends only on the sizes: swapping
+    ``a`` and ``b`` flips the gap's sign, adding one constant to every seed of both changes
+    nothing (paired: adding any per-seed constant to both).
+
+    Why this scale: each model's spread is measured on its own seeds, not borrowed from
+    other models, and the larger of the two covers the noisier one. For normal seed noise
+    of equal size σ and no true difference, three seeds each read a gap beyond the scale
+    about 5 % of the time and beyond twice it about 0.5 % (if one model's σ is ten times
+    the other's: 8 % and 2 %; paired, three seeds: 8 % and 2 %). The rule this replaces
+    read one seed per model against the larger of two other models' two-run differences:
+    a third and an eighth of the time (the tests simulate both).
+
+    What three seeds cannot show: a true difference of 2σ reads "not established" more
+    often than not, and "clear" needs over 4σ to come out half of the time; a three-seed
+    range is itself rough (its standard deviation is about half its mean, 0.89σ against
+    1.69σ), so one model's small spread may be luck; and the seeds change only the initial
+    weights and the batch order: every seed reads the same held-out text at the same
+    settings, so the spread says nothing of another text, another learning rate or another
+    size.
+    """
+    check_bool("paired", paired)
+    a, b = _seed_values("a_by_seed", a_by_seed), _seed_values("b_by_seed", b_by_seed)
+    if paired:
+        if len(a) != len(b):
+            raise ValueError(f"paired seeds need as many values in a_by_seed as in b_by_seed, "
+                             f"got {len(a)} and {len(b)}")
+        changes = [x - y for x, y in zip(a, b, strict=True)]
+        gap, noise = math.fsum(changes) / len(changes), seed_spread(changes)
+    else:
+        gap = math.fsum(a) / len(a) - math.fsum(b) / len(b)
+        noise = max(seed_spread(a), seed_spread(b))
+    if noise == 0:
+        raise ValueError("the seeds do not differ (spread 0): there is no noise scale to "
+                         "read the gap against")
+    return MeanGap(gap, noise, gap_verdict(gap, noise))
 
 
 # Reading a results file (full.json): the counts the rules above take.
@@ -138,7 +215,7 @@ def by_seed(entry, key: str) -> list:
 
 def train_layout_counts(results, variant: str) -> list[tuple[int, int]]:
     """``(right, scored)`` per seed of the last held-out check (laid out as in training:
-    the positional task at 1x)."""
+    the config's ``check_task`` at 1x)."""
     entry = results["variants"][variant]
     scored = entry["train_layout_scored"]
     return [(round(a * scored), scored) for a in by_seed(entry, "train_layout_accuracy")]
@@ -154,8 +231,9 @@ def seed_verdicts(results, variant: str) -> list[str]:
 
 def accuracy_counts(results, variant: str, task: str, length_index: int
                     ) -> list[tuple[int, int]]:
-    """``(right, scored)`` per seed of a retrieval task (``"content"``, ``"positional"``)
-    at the evaluation length ``length_index``: one query per sequence, the config's
+    """``(right, scored)`` per seed of a retrieval task (one of
+    :data:`posenc.retrieval.TASKS`: ``"content"``, ``"positional"``, ``"rebinding"``) at the
+    evaluation length ``length_index``: one query per sequence, the config's
     ``retrieval_distances * retrieval_per_distance`` sequences."""
     config = results["config"]
     scored = config["retrieval_distances"] * config["retrieval_per_distance"]
