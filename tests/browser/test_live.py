@@ -251,3 +251,52 @@ def test_a_model_the_site_does_not_draw_is_a_note_not_a_dead_control(browser, ba
         assert not any("elsewhere.js" in u for u in requests)  # only the site's own module
     finally:
         ctx.close()
+
+
+#: Written into a readout before a fresh pick: still there after it, nothing was picked.
+UNREAD = "(not read)"
+
+JS_OTHER_VALUE = """([figure, index]) => {
+  const input = document.querySelectorAll('.posenc-live')[figure]
+    .querySelectorAll('input[type=range]')[index];
+  return Number(input.value) !== Number(input.min) ? Number(input.min) : Number(input.max);
+}"""
+
+
+@pytest.mark.parametrize("path", LIVE_PAGES)
+def test_a_readout_follows_the_figure_after_a_control_moves(browser, base_url, path):
+    """After any slider moves, the readout is what the figure now shows under the pointer's
+    last place (a fresh pick there, after the pointer went elsewhere and came back), or the
+    figure's hint where nothing is drawn there any more: never the old figure's number."""
+    ctx, page, _, errors = _open(browser, base_url, path)
+    try:
+        for figure in range(KINDS[_chapter(path)]):
+            root = page.locator(".posenc-live").nth(figure)
+            root.scroll_into_view_if_needed()
+            hint = _readout(page, figure)
+            canvas = root.locator("canvas[role=img]")
+            for index in range(root.locator("input[type=range]").count()):
+                box = canvas.bounding_box()
+                here = (box["x"] + 0.55 * box["width"], box["y"] + 0.5 * box["height"])
+                elsewhere = (box["x"] + 0.3 * box["width"], box["y"] + 0.35 * box["height"])
+                page.mouse.move(*here)
+                before = _readout(page, figure)
+                assert before != hint, (figure, index, before)  # a value is read there
+                value = page.evaluate(JS_OTHER_VALUE, [figure, index])
+                moves = page.evaluate(JS_LIVE_MOVE, [figure, index, [value]])
+                after = _readout(page, figure)
+                page.mouse.move(*elsewhere)
+                root.evaluate(f"r => {{ r.querySelector('.posenc-live-readout').textContent = "
+                              f"'{UNREAD}'; }}")
+                page.mouse.move(*here)
+                fresh = _readout(page, figure)
+                where = (path, figure, index, value, before, after, fresh)
+                if fresh == UNREAD:  # the pointer there picks nothing any more
+                    assert after == hint, where
+                else:
+                    assert after == fresh, where
+                if moves[0]["changed"] and after == before:  # same text: the figure kept it
+                    assert fresh == before, where
+        assert errors == []
+    finally:
+        ctx.close()

@@ -874,7 +874,8 @@ export function render({ model, el }) {
       item.append(swatch, document.createTextNode(text));
       return item;
     }));
-    clearMark();
+    // the readout follows the figure: re-picked where the pointer last was, or the hint
+    if (last) show(last[0], last[1], true); else { clearMark(); readout.textContent = words.hint || ""; }
     const ms = performance.now() - start;
     root.dataset.drawMs = ms.toFixed(2);
     root.dataset.draws = String(Number(root.dataset.draws || 0) + 1);
@@ -884,12 +885,23 @@ export function render({ model, el }) {
     o.setTransform(1, 0, 0, 1, 0, 0);
     o.clearRect(0, 0, overlay.width, overlay.height);
   }
+  // where the pointer last picked, in CSS px over the canvas (null: not yet)
+  let last = null;
   function point(clientX, clientY) {
     if (!result) return;
     const r = canvas.getBoundingClientRect();
-    const hit = result.pick(clientX - r.left, clientY - r.top);
+    show(clientX - r.left, clientY - r.top, false);
+  }
+  // The readout and mark at (px, py) of the figure as drawn now. Off the data a pointer
+  // keeps the last value read; a redraw (a control moved) shows the hint instead.
+  function show(px, py, redrawn) {
+    const hit = result.pick(px, py);
     clearMark();
-    if (!hit) return;
+    if (!hit) {
+      if (redrawn) { last = null; readout.textContent = words.hint || ""; }
+      return;
+    }
+    last = [px, py];
     readout.textContent = hit.text;
     const o = overlay.getContext("2d");
     o.setTransform(th.dpr, 0, 0, th.dpr, 0, 0);
