@@ -101,7 +101,9 @@ def test_a_run_records_what_the_chapter_reads(corpus):
     (dict(stop_accuracy=1.5), "stop_accuracy must be in"),
     (dict(check_every=0), "stop_accuracy=0.95 needs check_every"),
     (dict(retrieval_tasks=("content",), retrieval_batch_sizes=(), stop_accuracy=0.0,
-          grid_distances=()), "check_every > 0 checks the positional task"),
+          grid_distances=()), "check_every > 0 checks check_task='positional'"),
+    (dict(check_task="rebinding"), "check_every > 0 checks check_task='rebinding'"),
+    (dict(check_task="order"), "check_task"),
     (dict(grid_distances=(40,)), "grid_distances must be distances seen in training"),
     (dict(check_sequences=0), "check_sequences"),
 ])
@@ -117,3 +119,28 @@ def test_take_fours_presets_train_to_the_criterion_with_a_constant_rate():
         assert config.retrieval_per_distance >= 64  # at least 64 sequences per distance
     assert PRESETS["take3"].schedule == "cosine" and PRESETS["take3"].stop_accuracy == 0.0
     assert isinstance(PRESETS["full"], ExtrapolationConfig)
+
+
+def test_the_check_reads_the_configs_check_task(corpus):
+    """The rebinding preset stops on held-out rebinding answers: the check sequences are
+    that task's, laid out as in training (each scored answer is the key's later value)."""
+    config = TINY.replace(retrieval_tasks=("positional", "rebinding"), retrieval_pairs=3,
+                          retrieval_batch_sizes=(2, 2), check_task="rebinding",
+                          grid_distances=())
+    rebinding = Checker(config, corpus.heldout)
+    positional = Checker(config.replace(check_task="positional"), corpus.heldout)
+    retrieval.check_answers(rebinding.batch, "rebinding")
+    assert not np.array_equal(rebinding.batch.inputs, positional.batch.inputs)
+    with pytest.raises(AssertionError):  # some rebound keys: not the positional layout
+        retrieval.check_answers(rebinding.batch, "positional")
+
+
+def test_the_rebinding_preset_is_main_stopped_on_the_rebinding_task():
+    main, rebinding = PRESETS["main"], PRESETS["rebinding"]
+    assert rebinding.encodings == main.encodings and rebinding.check_task == "rebinding"
+    assert rebinding.task_batch_sizes == {"positional": 16, "rebinding": 16}
+    assert (rebinding.patterns, rebinding.nope_encodings, rebinding.grid_distances) == ((), (), ())
+    same = ("train_length", "d_model", "num_layers", "learning_rate", "schedule", "steps",
+            "stop_accuracy", "check_every", "options")
+    assert all(getattr(rebinding, f) == getattr(main, f) for f in same)
+    assert main.check_task == "positional"

@@ -225,7 +225,8 @@ def test_a_pattern_trains_a_model_of_the_methods_size_with_its_layers():
 # --- the committed results ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("preset, name", [("take3-main", "take3_main"), ("take3", "take3_full"),
-                                          ("full", "full"), ("small", "small")])
+                                          ("full", "full"), ("small", "small"),
+                                          ("rebinding", "rebinding")])
 def test_committed_results_match_their_presets(preset, name):
     """If this fails, a preset changed: rerun it with the command in --help."""
     results = load_results(f"{name}.json")

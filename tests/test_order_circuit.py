@@ -305,3 +305,27 @@ def test_a_trained_rope_model_learns_rebinding(one_thread, heldout):
     for rival in (circuit, blind):
         assert accuracy >= rival + _four_se(rival, n), (accuracy, rival)
     assert accuracy > circuit_bound, (accuracy, circuit_bound)
+
+
+def test_readers_are_scored_on_the_sequences_the_models_are_scored_on():
+    """reader_accuracy scores a reader on retrieval_accuracy's own evaluation sequences
+    (seed = the length): the order-aware oracle gets them all, the order-only circuit all
+    of the positional ones and about half of the rebinding ones, at every length."""
+    from posenc.experiments.extrapolation import (
+        PRESETS,
+        evaluation_sequences,
+        reader_accuracy,
+    )
+
+    config = PRESETS["rebinding"].replace(retrieval_per_distance=8,
+                                          eval_multipliers=(1, 2))
+    heldout = load_stdlib_corpus().heldout
+    distances, batch = evaluation_sequences(config, heldout, 128, "rebinding")
+    direct = retrieval.evaluation_batch(heldout, 128, distances, 8, seed=128,
+                                        num_pairs=config.retrieval_pairs, task="rebinding")
+    assert np.array_equal(batch.inputs, direct.inputs)
+    assert reader_accuracy(retrieval.order_aware_answer, config, heldout,
+                           "rebinding") == [1.0, 1.0]
+    assert reader_accuracy(oc.circuit_answer, config, heldout, "positional") == [1.0, 1.0]
+    assert all(0.3 < a < 0.7 for a in reader_accuracy(oc.circuit_answer, config, heldout,
+                                                      "rebinding"))

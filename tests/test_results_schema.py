@@ -221,3 +221,8 @@ def test_a_new_config_field_is_one_migration_step(monkeypatch):
             assert upgraded["variants"] == now["variants"]
             assert upgraded["config_hash"] == config_module.hash_config_dict(
                 upgraded["config"]) != now["config_hash"]
+
+
+def test_the_readme_names_the_schema_the_code_writes():
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"committed experiment results (JSON, schema {SCHEMA})" in readme

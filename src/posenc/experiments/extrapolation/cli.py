@@ -34,6 +34,10 @@ PRESET_HELP = """presets (all: python -m posenc.experiments.extrapolation --pres
   take3-main  chapter 13's take three, 1 seed: 14 methods, 4 patterns, 1,000 steps of
               a cosine-decayed rate (its results: take3_main.json)
   take3       take three with 3 seeds and the fine-tuning (take3_full.json)
+  rebinding   main's 16 methods trained on the rebinding task (a key bound twice, the
+              query asking for the later value; order alone cannot solve it) beside
+              the positional one, each until 95 % of held-out rebinding answers are
+              right or 2,000 steps; no patterns; 1 seed (rebinding.json, --jobs 2)
   small       chapter 13's live run (<= 30 s)
   large       main scaled up for an accelerator: L_train=256, d_model=256, 6 layers,
               4,000 steps (not run for the committed results: no GPU was lent, and

@@ -67,8 +67,9 @@ class ExtrapolationConfig:
     at the peak (``"constant"``); gradients clipped to ``grad_clip``.
 
     Converge, then extrapolate (chapter 13, take four): every ``check_every`` steps (0:
-    never) the positional task is checked on ``check_sequences`` held-out sequences laid
-    out as in training (the same for every method and seed), with the heads' previous-token
+    never) the task ``check_task`` (one of the trained ``retrieval_tasks``; the positional
+    one unless a preset says otherwise) is checked on ``check_sequences`` held-out sequences
+    laid out as in training (the same for every method and seed), with the heads' previous-token
     and induction scores (:mod:`posenc.heads`); a run stops at the first check whose
     accuracy reaches ``stop_accuracy`` (0: never early), so ``steps`` is a cap. Each
     ``grid_distances`` distance (one seen in training) is also evaluated with the query at
@@ -83,14 +84,15 @@ class ExtrapolationConfig:
     Retrieval (:mod:`posenc.retrieval`; off when ``retrieval_batch_size`` is 0): each step
     adds, for each task of ``retrieval_tasks`` (``"content"``: each key has its own values,
     a bag of bytes answers it; ``"positional"``: values shared by all keys, only order
-    answers it; ``"rebinding"``: as positional, some keys bound twice, the query asking
-    for the later binding, which the order-only circuit of :mod:`posenc.order_circuit`
-    does not solve; no preset trains it), key-value sequences of ``train_length`` bytes
-    (``retrieval_pairs`` pairs, ``retrieval_queries`` queries): ``retrieval_batch_sizes[i]``
-    of task ``i``, or ``retrieval_batch_size`` of each when that is empty. Their loss (on
-    the answers only) times ``retrieval_weight`` is added to the text loss. Each task is
-    evaluated at every length on held-out text with one query at the end and its answer at
-    ``retrieval_distances`` distances, ``retrieval_per_distance`` sequences each.
+    answers it; ``"rebinding"``: as positional, some keys bound twice, the query asking for
+    the later binding, which the order-only circuit of :mod:`posenc.order_circuit` does not
+    solve; the ``rebinding`` preset trains it), key-value sequences of ``train_length``
+    bytes (``retrieval_pairs`` pairs, ``retrieval_queries`` queries):
+    ``retrieval_batch_sizes[i]`` of task ``i``, or ``retrieval_batch_size`` of each when
+    that is empty. Their loss (on the answers only) times ``retrieval_weight`` is added to
+    the text loss. Each task is evaluated at every length on held-out text with one query at
+    the end and its answer at ``retrieval_distances`` distances, ``retrieval_per_distance``
+    sequences each.
 
     NoPE layers: each method in ``nope_encodings`` is also trained with every
     ``nope_every``-th block without position, every block full causal attention (variant
@@ -150,6 +152,7 @@ class ExtrapolationConfig:
     stop_accuracy: float = 0.0
     check_every: int = 0
     check_sequences: int = 128
+    check_task: str = "positional"
     grid_distances: tuple[int, ...] = ()
 
     def __post_init__(self):
@@ -267,10 +270,12 @@ class ExtrapolationConfig:
                              f"{self.stop_accuracy}")
         check_int("check_every", self.check_every, minimum=0)
         check_int("check_sequences", self.check_sequences)
-        if self.check_every and "positional" not in self.task_batch_sizes:
-            raise ValueError("check_every > 0 checks the positional task on held-out "
-                             "sequences laid out as in training: retrieval_tasks must "
-                             f"train it (retrieval_batch_size > 0), got {self.retrieval_tasks}")
+        check_choice("check_task", self.check_task, TASKS)
+        if self.check_every and self.check_task not in self.task_batch_sizes:
+            raise ValueError(f"check_every > 0 checks check_task={self.check_task!r} on "
+                             "held-out sequences laid out as in training: retrieval_tasks "
+                             f"must train it (retrieval_batch_size > 0), got "
+                             f"{self.retrieval_tasks}")
         if self.stop_accuracy and not self.check_every:
             raise ValueError(f"stop_accuracy={self.stop_accuracy} needs check_every > 0 (how "
                              "often the held-out accuracy is checked)")
@@ -476,6 +481,16 @@ _LONG = {**_TAKE3, "encodings": ALL_ENCODINGS,
          "schedule": "constant", "steps": 2000, "stop_accuracy": 0.95, "check_every": 50,
          "retrieval_per_distance": 64, "grid_distances": (8, 24, 48)}
 
+#: The rebinding run (chapter 13): every method of take four, the same model, data, rate
+#: and cap, trained on the rebinding task beside the positional one (16 sequences of each
+#: per step) and stopped at 95 % of held-out *rebinding* answers laid out as in training,
+#: the task the order-only circuit (:mod:`posenc.order_circuit`) cannot solve; no layer
+#: patterns, no NoPE twins, no grid. It answers whether a method that learns the binding
+#: can also learn to pick the later of two bindings, and how that extrapolates.
+_REBINDING = {**_LONG, "patterns": (), "nope_encodings": (), "grid_distances": (),
+              "retrieval_tasks": ("positional", "rebinding"), "retrieval_batch_sizes": (16, 16),
+              "check_task": "rebinding", "retrieval_per_distance": 32}
+
 #: Chapter 9's text runs: T5's bias table at 10x the shared learning rate (at the shared
 #: rate 1000 steps leave it too small to act; chapter 9 shows both).
 _TEXT_T5 = {"t5": {"bias_lr_scale": 10.0}}
@@ -494,6 +509,9 @@ _TEXT_T5 = {"t5": {"bias_lr_scale": 10.0}}
 #:   1,000 steps, no stop, 16 evaluation sequences per distance; before FoX, stick-breaking
 #:   and the recurrent hybrids), kept with their results for chapter 13's account of why
 #:   its ranking was the schedule's.
+#: * ``rebinding``: every method of ``main`` trained on the rebinding task beside the
+#:   positional one, each stopped at 95 % held-out rebinding answers or 2,000 steps; one
+#:   seed (chapter 13: the task order alone cannot solve).
 #: * ``small``: chapter 13's live run (≤ 30 s): the content task only (a third forward
 #:   pass per step for the positional one took it to 41 s, and 400 steps do not learn it).
 #: * ``large``: ``main`` scaled up for an accelerator (L_train 256, d_model 256, 6 layers,
@@ -515,6 +533,7 @@ PRESETS = {
     "full": ExtrapolationConfig(**{**_LONG, "num_seeds": 3,
                                    "finetune_scalings": FINETUNE_SCALINGS,
                                    "finetune_steps": 50}),
+    "rebinding": ExtrapolationConfig(**_REBINDING),
     "large": ExtrapolationConfig(**{
         **_LONG, "train_length": 256, "d_model": 256, "num_heads": 8, "num_layers": 6,
         "d_ff": 1024, "options": {"t5": {"max_distance": 256}, "fire": {"fire_init_L": 256.0}},

@@ -1,18 +1,19 @@
 """Converge, then extrapolate: the held-out check that stops a run (chapter 13, take four).
 
-A model that has not learned the positional task at its training length says nothing about
-how it extrapolates; one that is still learning shows how fast it learns, not what it
-cannot do. So every ``check_every`` steps the trainer asks a :class:`Checker`: how many
-answers of ``check_sequences`` held-out sequences, laid out **as in training** (pairs in
-the first half, queries in the second, :func:`posenc.retrieval.training_batch`), does the
-model get right? The run stops at the first check at or above ``stop_accuracy``; that
-check's step is the run's **steps to learn**. Each check also records the heads'
-previous-token and induction scores on repeated random tokens, and the same two steps on
-the check sequences themselves (value to its key, query to its answer's value;
-:mod:`posenc.heads`), so the curves show when the binding's two steps form.
+A model that has not learned its task at its training length says nothing about how it
+extrapolates; one that is still learning shows how fast it learns, not what it cannot do. So
+every ``check_every`` steps the trainer asks a :class:`Checker`: how many answers of
+``check_sequences`` held-out sequences of the config's ``check_task`` (the positional task,
+or the rebinding one in the ``rebinding`` preset), laid out **as in training** (pairs in the
+first half, queries in the second, :func:`posenc.retrieval.training_batch`), does the model
+get right? The run stops at the first check at or above ``stop_accuracy``; that check's step
+is the run's **steps to learn**. Each check also records the heads' previous-token and
+induction scores on repeated random tokens, and the same two steps on the check sequences
+themselves (value to its key, query to its answer's value; :mod:`posenc.heads`), so the
+curves show when the binding's two steps form.
 
-The check sequences come from the held-out text with a fixed seed (:data:`CHECK_SEED`):
-the same for every method, seed and check.
+The check sequences come from the held-out text with a fixed seed (:data:`CHECK_SEED`): the
+same for every method, seed and check.
 """
 
 from __future__ import annotations
@@ -52,19 +53,19 @@ def answers_right(model, batch: retrieval.RetrievalBatch, batch_size: int = 64
 
 
 class Checker:
-    """The held-out positional check of one training run (``check(model, step)`` →
-    stop?). :meth:`record` gives its curves for the run's history: ``check_step``,
-    ``check_right`` (answers right of ``check_scored``), ``previous_token``,
-    ``induction``, ``value_to_key`` and ``query_to_value`` (per check, per layer, per head;
-    ``None`` for a recurrent layer) and
-    ``steps_to_learn`` (the first check at ``stop_accuracy``, ``None`` if none)."""
+    """The held-out check of one training run, on the config's ``check_task`` (``check(model,
+    step)`` → stop?). :meth:`record` gives its curves for the run's history: ``check_step``,
+    ``check_right`` (answers right of ``check_scored``), ``previous_token``, ``induction``,
+    ``value_to_key`` and ``query_to_value`` (per check, per layer, per head; ``None`` for a
+    recurrent layer) and ``steps_to_learn`` (the first check at ``stop_accuracy``, ``None``
+    if none)."""
 
     def __init__(self, config: ExtrapolationConfig, heldout: np.ndarray):
         self.config = config
         self.batch = retrieval.training_batch(
             heldout, config.check_sequences, config.train_length,
             np.random.default_rng(CHECK_SEED), num_pairs=config.retrieval_pairs,
-            num_queries=config.retrieval_queries, task="positional")
+            num_queries=config.retrieval_queries, task=config.check_task)
         self.period = config.train_length // 2  # two copies fill one training window
         self.steps, self.right = [], []
         self.heads = {key: [] for key in HEAD_SCORES}  # [check][layer][head] each

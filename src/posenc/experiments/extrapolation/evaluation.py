@@ -19,7 +19,8 @@ from .config import (
     task_key,
 )
 
-__all__ = ["SCORES_PER_PASS", "retrieval_accuracy", "per_position_loss", "rows_per_pass"]
+__all__ = ["SCORES_PER_PASS", "retrieval_accuracy", "evaluation_sequences", "reader_accuracy",
+           "per_position_loss", "rows_per_pass"]
 
 #: The most ``rows x length^2`` attention scores per head one evaluation pass computes. The
 #: runner evaluates on the CPU, where a method that builds several ``[rows, heads, L, L]``
@@ -42,6 +43,28 @@ def rows_per_pass(length: int, batch_size: int) -> int:
 
 
 @torch.no_grad()
+def evaluation_sequences(config: ExtrapolationConfig, text: np.ndarray, length: int,
+                         task: str = "content", distances=None):
+    """``(distances, batch)``: the evaluation sequences of ``task`` at ``length`` that
+    :func:`retrieval_accuracy` scores (``config.retrieval_distances`` distances spread over
+    the length unless ``distances`` are given, ``retrieval_per_distance`` sequences each,
+    seed ``length``), so a reader that is not a model is scored on the same ones."""
+    if distances is None:
+        distances = retrieval.evaluation_distances(length, config.retrieval_distances)
+    return distances, retrieval.evaluation_batch(
+        text, length, distances, config.retrieval_per_distance, seed=length,
+        num_pairs=config.retrieval_pairs, task=task)
+
+
+def reader_accuracy(reader, config: ExtrapolationConfig, text: np.ndarray, task: str
+                    ) -> list[float]:
+    """The share of answers ``reader`` (``reader(row, t) -> byte``: an oracle of
+    :mod:`posenc.retrieval` or :func:`posenc.order_circuit.circuit_answer`) gets right on
+    the sequences :func:`retrieval_accuracy` scores, at each of ``config.eval_lengths``."""
+    return [retrieval.oracle_accuracy(evaluation_sequences(config, text, length, task)[1],
+                                      reader) for length in config.eval_lengths]
+
+
 def retrieval_accuracy(model: TinyLM, config: ExtrapolationConfig, text: np.ndarray,
                        length: int, task: str = "content", distances=None
                        ) -> tuple[np.ndarray, np.ndarray]:
@@ -56,11 +79,7 @@ def retrieval_accuracy(model: TinyLM, config: ExtrapolationConfig, text: np.ndar
     most likely next byte after the query is the value. Returns ``(distances,
     accuracy)``, both ``[distances]``.
     """
-    if distances is None:
-        distances = retrieval.evaluation_distances(length, config.retrieval_distances)
-    batch = retrieval.evaluation_batch(text, length, distances, config.retrieval_per_distance,
-                                       seed=length, num_pairs=config.retrieval_pairs,
-                                       task=task)
+    distances, batch = evaluation_sequences(config, text, length, task, distances)
     right, rows = [], rows_per_pass(length, config.eval_batch_size)
     for i in range(0, batch.inputs.shape[0], rows):
         logits = model(batch.inputs[i:i + rows])[:, -1]  # [rows, 256]

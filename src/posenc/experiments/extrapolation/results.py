@@ -40,7 +40,7 @@ __all__ = ["SCHEMA", "MIGRATIONS", "schema_of", "migrate", "Numbers", "VariantRe
            "Results", "read_results", "rewrite_results"]
 
 #: The version of the results layout this code writes and reads.
-SCHEMA = 3
+SCHEMA = 4
 
 
 # --- the migration steps ----------------------------------------------------------------------
@@ -94,9 +94,15 @@ def _v2_to_v3(data: dict) -> dict:
     return {**data, "config": {**_V3_FIELDS, **data["config"]}}
 
 
+def _v3_to_v4(data: dict) -> dict:
+    """Version 3 -> 4: the task the held-out check reads (``check_task``), which was always
+    the positional one before the rebinding preset."""
+    return {**data, "config": {"check_task": "positional", **data["config"]}}
+
+
 #: Version -> the function that upgrades a results dict of that version to the next (its
 #: config to the next layout; :func:`migrate` takes the config hash again after the steps).
-MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def schema_of(data: Mapping) -> int:

@@ -142,7 +142,7 @@ def _with_history(entry: dict, model: TinyLM, history: dict) -> dict:
     """The entry with its training run: parameters, time, the history (curves rounded) and,
     for a run with held-out checks (:class:`.convergence.Checker`), at the top level
     ``steps_to_learn``, ``steps_trained`` and ``train_layout_accuracy`` (the last check's
-    share of answers right: the positional task at 1x, laid out as in training)."""
+    share of answers right: the config's ``check_task`` at 1x, laid out as in training)."""
     entry["num_parameters"] = model.num_parameters()
     entry["train_time_s"] = round(history["train_time_s"], 2)
 
