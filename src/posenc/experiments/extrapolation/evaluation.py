@@ -42,7 +42,6 @@ def rows_per_pass(length: int, batch_size: int) -> int:
     return min(batch_size, max(2, SCORES_PER_PASS // length ** 2))
 
 
-@torch.no_grad()
 def evaluation_sequences(config: ExtrapolationConfig, text: np.ndarray, length: int,
                          task: str = "content", distances=None):
     """``(distances, batch)``: the evaluation sequences of ``task`` at ``length`` that
@@ -65,6 +64,7 @@ def reader_accuracy(reader, config: ExtrapolationConfig, text: np.ndarray, task:
                                       reader) for length in config.eval_lengths]
 
 
+@torch.no_grad()
 def retrieval_accuracy(model: TinyLM, config: ExtrapolationConfig, text: np.ndarray,
                        length: int, task: str = "content", distances=None
                        ) -> tuple[np.ndarray, np.ndarray]:
